@@ -1,0 +1,27 @@
+// Messages between front-ends (and the main thread) and a shard actor: requests, replies, watch events.
+
+/** Put an object: `expect` is the resourceVersion the writer read (0 = the key must not exist). */
+export interface ObjectPut { id: number; op: 'objectPut'; key: string; expect: number; attrs: string; json: string }
+/** Remove an object if it is still at `expect`; `json` is the final state that the DELETED event carries. */
+export interface ObjectDelete { id: number; op: 'objectDelete'; key: string; expect: number; attrs: string; json: string }
+/** Start receiving the events of keys under `prefix` (a type prefix `group/resource/`). */
+export interface WatchSubscribe { id: number; op: 'watchSubscribe'; prefix: string }
+export interface WatchUnsubscribe { id: number; op: 'watchUnsubscribe'; prefix: string }
+/** Events of `prefix` after `rv` from the ring; `expired` when the ring no longer reaches back that far. */
+export interface WatchBacklog { id: number; op: 'watchBacklog'; prefix: string; rv: number }
+
+export type ShardRequest = ObjectPut | ObjectDelete | WatchSubscribe | WatchUnsubscribe | WatchBacklog
+
+export type FailReason = 'conflict' | 'exists' | 'notfound' | 'expired' | 'internal'
+
+export interface ReplyOk { id: number; ok: true; rv: number; events?: WatchEvent[]; oldest?: number }
+export interface ReplyFail { id: number; ok: false; reason: FailReason; rv?: number; message?: string }
+export type ShardReply = ReplyOk | ReplyFail
+
+/** [type, key, rv, record bytes, previous record bytes or null] */
+export type WatchEvent = [type: 'ADDED' | 'MODIFIED' | 'DELETED', key: string, rv: number, rec: Uint8Array, prev: Uint8Array | null]
+
+/** Slots of the shared Int32/BigInt arrays the main thread hands every thread. */
+export const COUNTER_SLOT = 0
+/** Watermark of shard k lives at slot 1 + k of the same BigInt64Array. */
+export function watermarkSlot(shard: number): number { return 1 + shard }

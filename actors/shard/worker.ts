@@ -1,0 +1,206 @@
+// The shard actor: sole writer of one LMDB environment, allocator of resourceVersions in its commits, keeper of watch rings.
+import { open, type RootDatabase, type Database } from 'lmdb'
+import type { MessagePort } from 'node:worker_threads'
+import { pino, type Logger } from 'pino'
+import { encodeRecord, RV_MARKER } from '../../src/machinery/storage-format.js'
+import { PortPeer } from '../../src/machinery/port-rpc.js'
+import {
+  COUNTER_SLOT, watermarkSlot,
+  type ShardRequest, type ShardReply, type WatchEvent, type ObjectPut, type ObjectDelete,
+} from './messages.js'
+
+export interface ShardInit { op: 'init'; shard: number; dataDir: string; counters: SharedArrayBuffer; heartbeats: SharedArrayBuffer; heartbeatSlot: number; watchHistoryMs: number; watchHistoryCount: number; logLevel: string }
+export interface ShardAttach { op: 'attach'; port: MessagePort; name: string }
+export interface ShardPing { op: 'ping' }
+export type ShardTask = ShardInit | ShardAttach | ShardPing
+
+let shard = -1
+let root: RootDatabase
+let objects: Database<Buffer, string>
+let meta: Database<number, string>
+let counters: BigInt64Array
+let log: Logger
+let historyMs = 300_000
+let historyCount = 100_000
+
+/** rvs allocated whose commit has not resolved yet, in allocation order. */
+const inflight: number[] = []
+
+interface Ring { events: WatchEvent[]; times: number[]; start: number; /** the rv before which history is gone */ floor: number }
+const rings = new Map<string, Ring>()
+
+type Peer = PortPeer<ShardRequest, ShardReply, WatchEvent> & { prefixes: Set<string> }
+const peers: Peer[] = []
+
+function typePrefixOf(key: string): string {
+  const a = key.indexOf('/')
+  const b = key.indexOf('/', a + 1)
+  return key.slice(0, b + 1)
+}
+
+function ringOf(prefix: string): Ring {
+  let r = rings.get(prefix)
+  if (!r) {
+    r = { events: [], times: [], start: 0, floor: publishedWatermark() }
+    rings.set(prefix, r)
+  }
+  return r
+}
+
+function publishedWatermark(): number { return Number(Atomics.load(counters, watermarkSlot(shard))) }
+
+function trimRing(r: Ring, now: number): void {
+  let cut = r.start
+  const end = r.events.length
+  while (cut < end && (end - cut > historyCount || now - r.times[cut] > historyMs)) cut++
+  if (cut > r.start) {
+    r.floor = r.events[cut - 1][2]
+    r.start = cut
+    if (r.start > 4096 && r.start * 2 > r.events.length) {
+      r.events = r.events.slice(r.start)
+      r.times = r.times.slice(r.start)
+      r.start = 0
+    }
+  }
+}
+
+function reply(peer: Peer, r: ShardReply): void { peer.reply(r) }
+
+function publish(ev: WatchEvent): void {
+  const prefix = typePrefixOf(ev[1])
+  const r = ringOf(prefix)
+  r.events.push(ev)
+  r.times.push(Date.now())
+  for (const p of peers) {
+    if (p.prefixes.has(prefix)) p.push(ev)
+  }
+}
+
+function advanceWatermark(): void {
+  const slot = watermarkSlot(shard)
+  // Everything this shard allocated below the oldest in-flight rv is committed; with nothing in flight the
+  // whole counter is safe to name (any later write here takes a larger rv).
+  const wm = inflight.length > 0 ? inflight[0] - 1 : Number(Atomics.load(counters, COUNTER_SLOT))
+  if (wm > Number(Atomics.load(counters, slot))) Atomics.store(counters, slot, BigInt(wm))
+}
+
+function finishRv(rv: number): void {
+  const i = inflight.indexOf(rv)
+  if (i >= 0) inflight.splice(i, 1)
+  advanceWatermark()
+}
+
+function write(peer: Peer, req: ObjectPut | ObjectDelete): void {
+  let rv = 0
+  const out: { failure: ShardReply | null; event: WatchEvent | null } = { failure: null, event: null }
+  root.transaction(() => {
+    const cur = objects.getBinary(req.key)
+    const curRv = cur ? cur.readDoubleLE(0) : 0
+    if (req.op === 'objectPut') {
+      if (req.expect === 0 && cur) { out.failure = { id: req.id, ok: false, reason: 'exists', rv: curRv }; return }
+      if (req.expect !== 0 && !cur) { out.failure = { id: req.id, ok: false, reason: 'notfound' }; return }
+      if (req.expect !== 0 && curRv !== req.expect) { out.failure = { id: req.id, ok: false, reason: 'conflict', rv: curRv }; return }
+    } else {
+      if (!cur) { out.failure = { id: req.id, ok: false, reason: 'notfound' }; return }
+      if (curRv !== req.expect) { out.failure = { id: req.id, ok: false, reason: 'conflict', rv: curRv }; return }
+    }
+    rv = Number(Atomics.add(counters, COUNTER_SLOT, 1n)) + 1
+    inflight.push(rv)
+    const at = req.json.indexOf(RV_MARKER)
+    const json = at < 0 ? req.json : req.json.slice(0, at) + String(rv) + req.json.slice(at + RV_MARKER.length)
+    const rec = encodeRecord(rv, req.attrs, json)
+    if (req.op === 'objectPut') {
+      objects.put(req.key, rec)
+      out.event = [cur ? 'MODIFIED' : 'ADDED', req.key, rv, rec, cur ? Buffer.from(cur) : null]
+    } else {
+      objects.remove(req.key)
+      out.event = ['DELETED', req.key, rv, rec, Buffer.from(cur!)]
+    }
+    meta.put('rv', rv)
+  }).then(() => {
+    if (out.failure) { reply(peer, out.failure); return }
+    if (out.event) publish(out.event)
+    finishRv(rv)
+    reply(peer, { id: req.id, ok: true, rv })
+  }, (err: unknown) => {
+    if (rv) finishRv(rv)
+    log.error({ err, key: req.key }, 'commit failed')
+    reply(peer, { id: req.id, ok: false, reason: 'internal', message: err instanceof Error ? err.message : String(err) })
+  })
+}
+
+function handle(peer: Peer, req: ShardRequest): void {
+  switch (req.op) {
+    case 'objectPut':
+    case 'objectDelete':
+      write(peer, req)
+      return
+    case 'watchSubscribe':
+      peer.prefixes.add(req.prefix)
+      ringOf(req.prefix)
+      reply(peer, { id: req.id, ok: true, rv: publishedWatermark() })
+      return
+    case 'watchUnsubscribe':
+      peer.prefixes.delete(req.prefix)
+      reply(peer, { id: req.id, ok: true, rv: publishedWatermark() })
+      return
+    case 'watchBacklog': {
+      const r = ringOf(req.prefix)
+      trimRing(r, Date.now())
+      if (req.rv < r.floor) { reply(peer, { id: req.id, ok: false, reason: 'expired', rv: r.floor }); return }
+      const events: WatchEvent[] = []
+      for (let i = r.start; i < r.events.length; i++) if (r.events[i][2] > req.rv) events.push(r.events[i])
+      reply(peer, { id: req.id, ok: true, rv: publishedWatermark(), events, oldest: r.floor })
+      return
+    }
+  }
+}
+
+function init(task: ShardInit): { rv: number } {
+  shard = task.shard
+  counters = new BigInt64Array(task.counters)
+  historyMs = task.watchHistoryMs
+  historyCount = task.watchHistoryCount
+  log = pino({ level: task.logLevel }).child({ actor: 'shard', shard })
+  root = open({ path: `${task.dataDir}/shard-${shard}`, mapSize: 64 * 1024 ** 3, maxDbs: 4 })
+  objects = root.openDB<Buffer, string>('objects', { encoding: 'binary' })
+  meta = root.openDB<number, string>('meta', { encoding: 'msgpack' })
+  const persisted = meta.get('rv') ?? 0
+  // Resume the global counter above everything this shard ever committed.
+  for (;;) {
+    const cur = Atomics.load(counters, COUNTER_SLOT)
+    if (cur >= BigInt(persisted)) break
+    if (Atomics.compareExchange(counters, COUNTER_SLOT, cur, BigInt(persisted)) === cur) break
+  }
+  Atomics.store(counters, watermarkSlot(shard), BigInt(persisted))
+  const beats = new Float64Array(task.heartbeats)
+  beats[task.heartbeatSlot] = Date.now()
+  setInterval(() => {
+    beats[task.heartbeatSlot] = Date.now()
+    advanceWatermark()
+    const now = Date.now()
+    for (const r of rings.values()) trimRing(r, now)
+  }, 50).unref()
+  return { rv: persisted }
+}
+
+function attach(task: ShardAttach): void {
+  const peer = new PortPeer<ShardRequest, ShardReply, WatchEvent>(task.port, task.name, (p, r) => handle(p as Peer, r), (err, r) => {
+    log.error({ err, op: r?.op }, 'request failed')
+    return r ? { id: r.id, ok: false, reason: 'internal', message: err instanceof Error ? err.message : String(err) } : undefined
+  }) as Peer
+  peer.prefixes = new Set()
+  peers.push(peer)
+  task.port.on('close', () => {
+    const i = peers.indexOf(peer)
+    if (i >= 0) peers.splice(i, 1)
+  })
+}
+
+export default function run(task: ShardTask): unknown {
+  switch (task.op) {
+    case 'init': return init(task)
+    case 'attach': attach(task); return { ok: true }
+    case 'ping': return { ok: true, shard }
+  }
+}

@@ -1,0 +1,169 @@
+// The garbage collector: deletes dependents whose owners are gone, and runs Foreground and Orphan deletions of owners.
+import type { Logger } from 'pino'
+import { objectKey, recordAttrs, recordObject, splitKey } from '../machinery/storage-format.js'
+import type { Obj, ResolvedDefinition } from '../registry/define.js'
+import type { InternalClient } from '../server/internal-client.js'
+import { WorkQueue } from './queue.js'
+
+interface Node { def: ResolvedDefinition; key: string; owners: string[] }
+
+export class GarbageCollector {
+  #client: InternalClient
+  #log: Logger
+  /** uid → object (only objects that have owners, or that are owners being deleted) */
+  #nodes = new Map<string, Node>()
+  /** owner uid → dependent uids */
+  #dependents = new Map<string, Set<string>>()
+  /** keys are `dep:<uid>` (check a dependent's owners) or `own:<group>/<resource>/<ns>/<name>` (an owner being deleted) */
+  #queue: WorkQueue
+  #unlisten: Array<() => void> = []
+
+  constructor(client: InternalClient, log: Logger) {
+    this.#client = client
+    this.#log = log
+    this.#queue = new WorkQueue((k) => this.#work(k), (err, k) => log.error({ err, item: k }, 'garbage collection failed'), 500)
+  }
+
+  async start(): Promise<void> {
+    const { registry, store } = this.#client.pipeline
+    for (const def of registry.all) {
+      if (!def.verbs.includes('watch')) continue
+      this.#unlisten.push(await this.#client.listen(def, (events) => {
+        for (const [type, key, , rec] of events) this.#observe(def, key, type === 'DELETED' ? null : rec)
+      }))
+    }
+    // The initial graph, built from the stored attributes only (no object is parsed).
+    for (const def of registry.all) {
+      const shard = store.shardFor(def.group, def.resource)
+      store.snapshot(shard)
+      for (const { key, value } of store.range(shard, `${def.group}/${def.resource}/`)) this.#observe(def, key, value)
+    }
+  }
+
+  stop(): void { this.#queue.stop(); for (const u of this.#unlisten) u() }
+
+  #observe(def: ResolvedDefinition, key: string, rec: Uint8Array | null): void {
+    if (rec === null) {
+      // Deleted: forget it, and check the dependents it had and the owners waiting for it.
+      for (const [uid, n] of this.#nodes) {
+        if (n.key !== key) continue
+        this.#forget(uid)
+        for (const dep of this.#dependents.get(uid) ?? []) this.#queue.add(`dep:${dep}`)
+        for (const o of n.owners) if (this.#nodes.has(o)) this.#queue.add(`own:${this.#nodes.get(o)!.key}`)
+        this.#dependents.delete(uid)
+        break
+      }
+      return
+    }
+    const a = recordAttrs(rec)
+    if (!a.u) return
+    const owners = a.o ?? []
+    const prev = this.#nodes.get(a.u)
+    if (prev) this.#forget(a.u)
+    if (owners.length > 0 || this.#dependents.has(a.u) || a.d) {
+      this.#nodes.set(a.u, { def, key, owners })
+      for (const o of owners) {
+        let s = this.#dependents.get(o)
+        if (!s) { s = new Set(); this.#dependents.set(o, s) }
+        s.add(a.u)
+      }
+    }
+    if (owners.length > 0) this.#queue.add(`dep:${a.u}`)
+    if (a.d && a.z && (a.z.includes('foregroundDeletion') || a.z.includes('orphan'))) this.#queue.add(`own:${key}`)
+  }
+
+  #forget(uid: string): void {
+    const n = this.#nodes.get(uid)
+    if (!n) return
+    for (const o of n.owners) this.#dependents.get(o)?.delete(uid)
+    this.#nodes.delete(uid)
+  }
+
+  #read(key: string): { def: ResolvedDefinition; o: Obj } | null {
+    const { registry, store } = this.#client.pipeline
+    const k = splitKey(key)
+    const def = registry.byGroupResource(k.group, k.resource)
+    if (!def) return null
+    const rec = store.getFresh(store.shardFor(k.group, k.resource), key)
+    return rec ? { def, o: JSON.parse(recordObject(rec).toString('utf8')) as Obj } : null
+  }
+
+  /** Whether an owner reference still points at a live object of that uid. */
+  #ownerExists(namespace: string, ref: Obj): boolean {
+    const { registry, store } = this.#client.pipeline
+    const [group, version] = String(ref.apiVersion).includes('/') ? String(ref.apiVersion).split('/') : ['', String(ref.apiVersion)]
+    const def = registry.byKind(group, version, String(ref.kind))
+    if (!def) return true // unknown kinds are never collected
+    const rec = store.getFresh(store.shardFor(def.group, def.resource), objectKey(def.group, def.resource, def.scope === 'Namespaced' ? namespace : '', String(ref.name)))
+    if (!rec) return false
+    const a = recordAttrs(rec)
+    return a.u === ref.uid
+  }
+
+  async #work(item: string): Promise<boolean> {
+    if (item.startsWith('dep:')) return this.#checkDependent(item.slice(4))
+    return this.#finishOwner(item.slice(4))
+  }
+
+  async #checkDependent(uid: string): Promise<boolean> {
+    const n = this.#nodes.get(uid)
+    if (!n) return true
+    const cur = this.#read(n.key)
+    if (!cur || cur.o.metadata.uid !== uid) return true
+    const refs: Obj[] = cur.o.metadata.ownerReferences ?? []
+    if (refs.length === 0) return true
+    const ns = cur.o.metadata.namespace ?? ''
+    const live = refs.filter((r) => this.#ownerExists(ns, r))
+    // An owner in foreground deletion takes its dependents with it.
+    const foreground = refs.some((r) => {
+      const on = this.#nodes.get(String(r.uid))
+      if (!on) return false
+      const oc = this.#read(on.key)
+      return !!oc && oc.o.metadata.deletionTimestamp && (oc.o.metadata.finalizers ?? []).includes('foregroundDeletion')
+    })
+    if (live.length > 0 && !foreground) return true
+    if (cur.o.metadata.deletionTimestamp) return true
+    const r = await this.#client.request('DELETE', this.#client.path(cur.def, ns, cur.o.metadata.name), {
+      kind: 'DeleteOptions', apiVersion: 'v1', propagationPolicy: foreground ? 'Foreground' : 'Background', preconditions: { uid },
+    })
+    if (r.status === 409) return false
+    if (r.status < 300) this.#log.info({ dependent: n.key, foreground }, 'deleted dependent')
+    return r.status < 300 || r.status === 404
+  }
+
+  async #finishOwner(key: string): Promise<boolean> {
+    const cur = this.#read(key)
+    if (!cur || !cur.o.metadata.deletionTimestamp) return true
+    const m = cur.o.metadata
+    const fins: string[] = m.finalizers ?? []
+    const deps = [...(this.#dependents.get(m.uid) ?? [])]
+    if (fins.includes('orphan')) {
+      for (const d of deps) {
+        const dn = this.#nodes.get(d)
+        if (!dn) continue
+        const dc = this.#read(dn.key)
+        if (!dc) continue
+        dc.o.metadata.ownerReferences = (dc.o.metadata.ownerReferences ?? []).filter((r: Obj) => r.uid !== m.uid)
+        if (dc.o.metadata.ownerReferences.length === 0) delete dc.o.metadata.ownerReferences
+        const r = await this.#client.request('PUT', this.#client.path(dc.def, dc.o.metadata.namespace ?? '', dc.o.metadata.name), dc.o)
+        if (r.status === 409) return false
+      }
+      return this.#dropFinalizer(cur, 'orphan')
+    }
+    if (fins.includes('foregroundDeletion')) {
+      const live = deps.filter((d) => this.#nodes.has(d))
+      for (const d of live) this.#queue.add(`dep:${d}`)
+      if (live.length > 0) return true
+      return this.#dropFinalizer(cur, 'foregroundDeletion')
+    }
+    return true
+  }
+
+  async #dropFinalizer(cur: { def: ResolvedDefinition; o: Obj }, fin: string): Promise<boolean> {
+    const m = cur.o.metadata
+    m.finalizers = (m.finalizers ?? []).filter((f: string) => f !== fin)
+    const r = await this.#client.request('PUT', this.#client.path(cur.def, m.namespace ?? '', m.name), cur.o)
+    if (r.status === 409) return false
+    return true
+  }
+}

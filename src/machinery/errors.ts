@@ -1,0 +1,215 @@
+// ApiError (the fields of a Status) and its named factories; FieldError and the Invalid message rules.
+
+export type CauseType =
+  | 'FieldValueNotFound' | 'FieldValueRequired' | 'FieldValueDuplicate' | 'FieldValueInvalid'
+  | 'FieldValueNotSupported' | 'FieldValueForbidden' | 'FieldValueTooLong' | 'FieldValueTooMany'
+  | 'InternalError' | 'FieldValueTypeInvalid' | 'FieldManagerConflict' | 'ResourceVersionTooLarge'
+
+export interface StatusCause { reason?: string; message?: string; field?: string }
+
+export interface StatusDetails {
+  name?: string
+  group?: string
+  kind?: string
+  uid?: string
+  causes?: StatusCause[]
+  retryAfterSeconds?: number
+}
+
+export interface FieldError {
+  type: CauseType
+  field: string
+  value?: unknown
+  detail?: string
+  /** For NotSupported: the allowed values. */
+  supported?: string[]
+  /** For TooLong / TooMany: the limit. */
+  max?: number
+}
+
+export class ApiError extends Error {
+  readonly code: number
+  readonly reason: string
+  readonly details: StatusDetails | undefined
+  /** Extra response headers (e.g. Retry-After). */
+  readonly headers: Record<string, string> | undefined
+  /** A plain-text body instead of a Status (404 page not found, 429 of max-in-flight). */
+  readonly plainText: boolean
+  /** The Status metadata.continue of a 410 with a fresh token. */
+  continueToken: string | undefined
+
+  constructor(code: number, reason: string, message: string, details?: StatusDetails, opts?: { headers?: Record<string, string>; plainText?: boolean }) {
+    super(message)
+    this.code = code
+    this.reason = reason
+    this.details = details
+    this.headers = opts?.headers
+    this.plainText = opts?.plainText ?? false
+    this.continueToken = undefined
+  }
+
+  toStatus(): Record<string, unknown> {
+    const s: Record<string, unknown> = { kind: 'Status', apiVersion: 'v1', metadata: this.continueToken ? { continue: this.continueToken } : {}, status: 'Failure', message: this.message, reason: this.reason }
+    if (this.details !== undefined) s.details = this.details
+    s.code = this.code
+    return s
+  }
+}
+
+/** A group/resource pair as error messages print it. */
+export interface GR { group: string; resource: string }
+
+function grString(gr: GR): string { return gr.group === '' ? gr.resource : `${gr.resource}.${gr.group}` }
+function grDetails(gr: GR, name?: string): StatusDetails {
+  const d: StatusDetails = {}
+  if (name !== undefined && name !== '') d.name = name
+  if (gr.group !== '') d.group = gr.group
+  d.kind = gr.resource
+  return d
+}
+
+export function notFound(gr: GR, name: string): ApiError {
+  return new ApiError(404, 'NotFound', `${grString(gr)} "${name}" not found`, grDetails(gr, name))
+}
+
+export function alreadyExists(gr: GR, name: string, generated = false): ApiError {
+  if (generated) {
+    return new ApiError(409, 'AlreadyExists', `${grString(gr)} "${name}" already exists, the server was not able to generate a unique name for the object`, { ...grDetails(gr, name), retryAfterSeconds: 1 }, { headers: { 'Retry-After': '1' } })
+  }
+  return new ApiError(409, 'AlreadyExists', `${grString(gr)} "${name}" already exists`, grDetails(gr, name))
+}
+
+export const MODIFIED_CONFLICT = 'the object has been modified; please apply your changes to the latest version and try again'
+
+export function conflict(gr: GR, name: string, why: string = MODIFIED_CONFLICT): ApiError {
+  return new ApiError(409, 'Conflict', `Operation cannot be fulfilled on ${grString(gr)} "${name}": ${why}`, grDetails(gr, name))
+}
+
+/** The precondition form of Conflict names the Kind (GroupKind string), not the resource. */
+export function preconditionConflict(groupKind: string, gr: GR, name: string, why: string): ApiError {
+  return new ApiError(409, 'Conflict', `Operation cannot be fulfilled on ${groupKind} "${name}": ${why}`, grDetails(gr, name))
+}
+
+export function forbidden(gr: GR | undefined, name: string, why: string): ApiError {
+  if (gr === undefined) return new ApiError(403, 'Forbidden', `forbidden: ${why}`, {})
+  const subject = name === '' ? `${grString(gr)} is forbidden` : `${grString(gr)} "${name}" is forbidden`
+  return new ApiError(403, 'Forbidden', `${subject}: ${why}`, grDetails(gr, name))
+}
+
+export function unauthorized(message = 'Unauthorized'): ApiError {
+  return new ApiError(401, 'Unauthorized', message)
+}
+
+export function gone(message: string): ApiError { return new ApiError(410, 'Gone', message) }
+export function expired(message: string): ApiError { return new ApiError(410, 'Expired', message) }
+export function badRequest(message: string): ApiError { return new ApiError(400, 'BadRequest', message) }
+
+export function methodNotAllowed(verb?: string, gr?: GR): ApiError {
+  if (verb !== undefined && gr !== undefined) {
+    const d: StatusDetails = {}
+    if (gr.group !== '') d.group = gr.group
+    d.kind = gr.resource
+    return new ApiError(405, 'MethodNotAllowed', `${verb} is not supported on resources of kind "${grString(gr)}"`, d)
+  }
+  return new ApiError(405, 'MethodNotAllowed', 'the server does not allow this method on the requested resource', {})
+}
+
+export function notAcceptable(types: string[]): ApiError {
+  return new ApiError(406, 'NotAcceptable', `only the following media types are accepted: ${types.join(', ')}`)
+}
+
+export function unsupportedMediaType(types: string[]): ApiError {
+  return new ApiError(415, 'UnsupportedMediaType', `the body of the request was in an unknown format - accepted media types include: ${types.join(', ')}`)
+}
+
+export const BODY_LIMIT = 3 * 1024 * 1024
+
+export function entityTooLarge(limit = BODY_LIMIT): ApiError {
+  return new ApiError(413, 'RequestEntityTooLarge', `Request entity too large: limit is ${limit}`)
+}
+
+export function tooManyRequestsPlain(retryAfter = 1): ApiError {
+  return new ApiError(429, 'TooManyRequests', 'Too many requests, please try again later.', undefined, { headers: { 'Retry-After': String(retryAfter) }, plainText: true })
+}
+
+export function timeout(text: string, retryAfterSeconds = 0, causes?: StatusCause[]): ApiError {
+  const d: StatusDetails = {}
+  if (causes) d.causes = causes
+  if (retryAfterSeconds > 0) d.retryAfterSeconds = retryAfterSeconds
+  return new ApiError(504, 'Timeout', `Timeout: ${text}`, d, retryAfterSeconds > 0 ? { headers: { 'Retry-After': String(retryAfterSeconds) } } : undefined)
+}
+
+export function tooLargeResourceVersion(asked: number | string, current: number | string): ApiError {
+  return timeout(`Too large resource version: ${asked}, current: ${current}`, 1, [{ reason: 'ResourceVersionTooLarge', message: 'Too large resource version' }])
+}
+
+export function serviceUnavailable(message: string, retryAfterSeconds?: number): ApiError {
+  const d: StatusDetails | undefined = retryAfterSeconds ? { retryAfterSeconds } : undefined
+  return new ApiError(503, 'ServiceUnavailable', message, d, retryAfterSeconds ? { headers: { 'Retry-After': String(retryAfterSeconds) } } : undefined)
+}
+
+export function internal(err: unknown): ApiError {
+  const msg = err instanceof Error ? err.message : String(err)
+  return new ApiError(500, 'InternalError', `Internal error occurred: ${msg}`, { causes: [{ message: msg }] })
+}
+
+export function pageNotFound(): ApiError {
+  return new ApiError(404, 'NotFound', '404 page not found', undefined, { plainText: true })
+}
+
+export function resourceNotFound(): ApiError {
+  return new ApiError(404, 'NotFound', 'the server could not find the requested resource', {})
+}
+
+// ---- field errors and Invalid ----
+
+/** Go's %q for a string (close enough: JSON escaping with the same quote). */
+export function goQuote(s: string): string { return JSON.stringify(s) }
+
+function printValue(v: unknown): string {
+  if (v === null || v === undefined) return 'null'
+  if (typeof v === 'string') return goQuote(v)
+  if (typeof v === 'number' || typeof v === 'boolean') return String(v)
+  return JSON.stringify(v)
+}
+
+/** The body of a field error, without the field prefix (the cause's message). */
+export function fieldErrorBody(e: FieldError): string {
+  const tail = e.detail ? `: ${e.detail}` : ''
+  switch (e.type) {
+    case 'FieldValueRequired': return `Required value${tail}`
+    case 'FieldValueInvalid': return `Invalid value: ${printValue(e.value)}${tail}`
+    case 'FieldValueTypeInvalid': return `Invalid value: ${printValue(e.value)}${tail}`
+    case 'FieldValueNotSupported': return `Unsupported value: ${printValue(e.value)}${e.supported ? `: supported values: ${e.supported.map(goQuote).join(', ')}` : ''}`
+    case 'FieldValueDuplicate': return `Duplicate value: ${printValue(e.value)}`
+    case 'FieldValueForbidden': return `Forbidden${tail}`
+    case 'FieldValueTooLong': return `Too long: may not be more than ${e.max} bytes`
+    case 'FieldValueTooMany': return `Too many: ${printValue(e.value)}: must have at most ${e.max} items`
+    case 'FieldValueNotFound': return `Not found: ${printValue(e.value)}`
+    case 'InternalError': return `Internal error${tail}`
+    default: return `${e.type}${tail}`
+  }
+}
+
+export function invalid(groupKind: string, group: string, kind: string, name: string, errors: FieldError[]): ApiError {
+  const lines: string[] = []
+  const seen = new Set<string>()
+  for (const e of errors) {
+    const line = `${e.field}: ${fieldErrorBody(e)}`
+    if (!seen.has(line)) { seen.add(line); lines.push(line) }
+  }
+  const agg = lines.length === 1 ? lines[0] : `[${lines.join(', ')}]`
+  const details: StatusDetails = {}
+  if (name !== '') details.name = name
+  if (group !== '') details.group = group
+  details.kind = kind
+  details.causes = errors.map((e) => ({ reason: e.type, message: fieldErrorBody(e), field: e.field }))
+  return new ApiError(422, 'Invalid', `${groupKind} "${name}" is invalid: ${agg}`, details)
+}
+
+export function fieldRequired(field: string, detail?: string): FieldError { return { type: 'FieldValueRequired', field, detail } }
+export function fieldInvalid(field: string, value: unknown, detail?: string): FieldError { return { type: 'FieldValueInvalid', field, value, detail } }
+export function fieldForbidden(field: string, detail?: string): FieldError { return { type: 'FieldValueForbidden', field, detail } }
+export function fieldNotSupported(field: string, value: unknown, supported: string[]): FieldError { return { type: 'FieldValueNotSupported', field, value, supported } }
+export function fieldTooLong(field: string, max: number): FieldError { return { type: 'FieldValueTooLong', field, max } }
+export function fieldDuplicate(field: string, value: unknown): FieldError { return { type: 'FieldValueDuplicate', field, value } }

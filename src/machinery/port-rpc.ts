@@ -1,0 +1,100 @@
+// Request/reply over a MessagePort: msgpackr envelopes, many requests per message, replies matched by id, pushes beside replies.
+import { Packr } from 'msgpackr'
+import type { MessagePort } from 'node:worker_threads'
+
+const packr = new Packr({ useRecords: false, moreTypes: false })
+
+/** What travels from the serving side: replies to requests, and pushed items (watch events). */
+export interface PortMessage<Reply, Push> { replies?: Reply[]; events?: Push[] }
+
+type WithoutId<T> = T extends unknown ? Omit<T, 'id'> : never
+
+function send(port: MessagePort, value: unknown): void {
+  const buf = packr.pack(value)
+  port.postMessage(buf, [buf.buffer as ArrayBuffer])
+}
+
+/** The requesting side. */
+export class PortClient<Req extends { id: number }, Reply extends { id: number }, Push = never> {
+  #port: MessagePort
+  #nextId = 1
+  #pending = new Map<number, (r: Reply) => void>()
+  #out: Req[] | null = null
+  #onPush: ((items: Push[]) => void) | null = null
+
+  constructor(port: MessagePort) {
+    this.#port = port
+    port.on('message', (buf: Uint8Array) => this.#receive(buf))
+  }
+
+  onPush(fn: (items: Push[]) => void): void { this.#onPush = fn }
+
+  request(req: WithoutId<Req>): Promise<Reply> {
+    const id = this.#nextId++
+    if (this.#out === null) {
+      this.#out = []
+      queueMicrotask(() => this.#flush())
+    }
+    this.#out.push({ ...req, id } as unknown as Req)
+    return new Promise((resolve) => { this.#pending.set(id, resolve) })
+  }
+
+  close(): void { this.#port.close() }
+
+  #flush(): void {
+    const out = this.#out
+    this.#out = null
+    if (out && out.length > 0) send(this.#port, out)
+  }
+
+  #receive(buf: Uint8Array): void {
+    const msg = packr.unpack(buf) as PortMessage<Reply, Push>
+    // Pushes first: a reply must not overtake the event its own write produced.
+    if (msg.events && this.#onPush) this.#onPush(msg.events)
+    if (msg.replies) {
+      for (const r of msg.replies) {
+        const p = this.#pending.get(r.id)
+        if (p) { this.#pending.delete(r.id); p(r) }
+      }
+    }
+  }
+}
+
+/** The serving side of one port: collects replies and pushes of a turn into one message. */
+export class PortPeer<Req extends { id: number; op: string }, Reply extends { id: number }, Push = never> {
+  readonly port: MessagePort
+  readonly name: string
+  #out: PortMessage<Reply, Push> | null = null
+
+  constructor(port: MessagePort, name: string, handle: (peer: PortPeer<Req, Reply, Push>, req: Req) => void, onError: (err: unknown, req: Req | undefined) => Reply | undefined) {
+    this.port = port
+    this.name = name
+    port.on('message', (buf: Uint8Array) => {
+      let reqs: Req[]
+      try { reqs = packr.unpack(buf) as Req[] } catch (err) { onError(err, undefined); return }
+      for (const r of reqs) {
+        try { handle(this, r) } catch (err) {
+          const rep = onError(err, r)
+          if (rep) this.reply(rep)
+        }
+      }
+    })
+  }
+
+  #queue(): PortMessage<Reply, Push> {
+    if (this.#out === null) {
+      this.#out = {}
+      queueMicrotask(() => this.#flush())
+    }
+    return this.#out
+  }
+
+  reply(r: Reply): void { (this.#queue().replies ??= []).push(r) }
+  push(item: Push): void { (this.#queue().events ??= []).push(item) }
+
+  #flush(): void {
+    const out = this.#out
+    this.#out = null
+    if (out) send(this.port, out)
+  }
+}

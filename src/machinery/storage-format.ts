@@ -1,0 +1,69 @@
+// Store keys and the stored record layout: [rv f64][attrs length u32][attrs JSON][object JSON], so a get or list serves bytes without a parse.
+
+/** Key of one object: `<group>/<resource>/<namespace>/<name>` (namespace empty for cluster-scoped types). */
+export function objectKey(group: string, resource: string, namespace: string, name: string): string {
+  return `${group}/${resource}/${namespace}/${name}`
+}
+
+/** Key prefix of a type (all namespaces) or of one namespace of it. */
+export function typePrefix(group: string, resource: string, namespace?: string): string {
+  return namespace === undefined ? `${group}/${resource}/` : `${group}/${resource}/${namespace}/`
+}
+
+/** The first key after every key that starts with `prefix` (which ends in '/'). */
+export function prefixEnd(prefix: string): string {
+  return prefix.slice(0, -1) + '0'
+}
+
+export function splitKey(key: string): { group: string; resource: string; namespace: string; name: string } {
+  const [group, resource, namespace, name] = key.split('/')
+  return { group, resource, namespace, name }
+}
+
+/** What selectors need of an object, kept beside its bytes. */
+export interface Attrs {
+  /** labels */
+  l?: Record<string, string>
+  /** field selector values */
+  f?: Record<string, string>
+  /** uid */
+  u?: string
+  /** the object is being deleted (deletionTimestamp set) */
+  d?: 1
+  /** uids of its owners (ownerReferences), for the garbage collector */
+  o?: string[]
+  /** its finalizers */
+  z?: string[]
+}
+
+export const RV_MARKER = '@@RV@@'
+
+const HEADER = 12
+
+export function encodeRecord(rv: number, attrsJson: string, objectJson: string): Buffer {
+  const aLen = Buffer.byteLength(attrsJson)
+  const oLen = Buffer.byteLength(objectJson)
+  const buf = Buffer.allocUnsafe(HEADER + aLen + oLen)
+  buf.writeDoubleLE(rv, 0)
+  buf.writeUInt32LE(aLen, 8)
+  buf.write(attrsJson, HEADER, 'utf8')
+  buf.write(objectJson, HEADER + aLen, 'utf8')
+  return buf
+}
+
+export function recordRv(rec: Uint8Array): number {
+  return Buffer.from(rec.buffer, rec.byteOffset, rec.byteLength).readDoubleLE(0)
+}
+
+export function recordAttrs(rec: Uint8Array): Attrs {
+  const b = Buffer.from(rec.buffer, rec.byteOffset, rec.byteLength)
+  const aLen = b.readUInt32LE(8)
+  return JSON.parse(b.toString('utf8', HEADER, HEADER + aLen)) as Attrs
+}
+
+/** The object's JSON bytes (a view, not a copy). */
+export function recordObject(rec: Uint8Array): Buffer {
+  const b = Buffer.from(rec.buffer, rec.byteOffset, rec.byteLength)
+  const aLen = b.readUInt32LE(8)
+  return b.subarray(HEADER + aLen)
+}

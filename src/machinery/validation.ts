@@ -1,0 +1,162 @@
+// Name, label, annotation and object-metadata validation with upstream's rules and messages.
+import { fieldInvalid, fieldRequired, fieldForbidden, type FieldError } from './errors.js'
+
+const DNS1123_LABEL = '[a-z0-9]([-a-z0-9]*[a-z0-9])?'
+const DNS1123_SUBDOMAIN = `${DNS1123_LABEL}(\\.${DNS1123_LABEL})*`
+const labelRe = new RegExp(`^${DNS1123_LABEL}$`)
+const subdomainRe = new RegExp(`^${DNS1123_SUBDOMAIN}$`)
+const QUALIFIED_NAME = '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]'
+const qualifiedNameRe = new RegExp(`^${QUALIFIED_NAME}$`)
+const LABEL_VALUE = `(${QUALIFIED_NAME})?`
+const labelValueRe = new RegExp(`^${LABEL_VALUE}$`)
+
+export const LABEL_MSG = `a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '${DNS1123_LABEL}')`
+export const SUBDOMAIN_MSG = `a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '${DNS1123_SUBDOMAIN}')`
+const QUALIFIED_MSG = `name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '${QUALIFIED_NAME}')`
+const LABEL_VALUE_MSG = `a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyValue',  or 'my_value',  or '12345', regex used for validation is '${LABEL_VALUE}')`
+
+/** Problems of a DNS-1123 label, as detail strings. */
+export function dns1123Label(v: string): string[] {
+  const errs: string[] = []
+  if (v.length > 63) errs.push('must be no more than 63 characters')
+  if (!labelRe.test(v)) errs.push(LABEL_MSG)
+  return errs
+}
+
+export function dns1123Subdomain(v: string): string[] {
+  const errs: string[] = []
+  if (v.length > 253) errs.push('must be no more than 253 characters')
+  if (!subdomainRe.test(v)) errs.push(SUBDOMAIN_MSG)
+  return errs
+}
+
+/** Names used as path segments (RBAC objects): anything but '.', '..', or names with '/' or '%'. */
+export function pathSegmentName(v: string): string[] {
+  if (v === '.' || v === '..') return [`may not be '${v}'`]
+  const errs: string[] = []
+  for (const c of ['/', '%']) if (v.includes(c)) errs.push(`may not contain '${c}'`)
+  return errs
+}
+
+export type NameRule = 'subdomain' | 'label' | 'path'
+
+export function nameProblems(rule: NameRule, v: string): string[] {
+  switch (rule) {
+    case 'label': return dns1123Label(v)
+    case 'path': return pathSegmentName(v)
+    default: return dns1123Subdomain(v)
+  }
+}
+
+/** Qualified names (label and annotation keys): optional DNS subdomain prefix and a name part. */
+export function qualifiedName(v: string): string[] {
+  const parts = v.split('/')
+  let name: string
+  const errs: string[] = []
+  if (parts.length === 1) name = parts[0]
+  else if (parts.length === 2) {
+    const [prefix, n] = parts
+    name = n
+    if (prefix.length === 0) errs.push('prefix part must be non-empty')
+    else for (const e of dns1123Subdomain(prefix)) errs.push(`prefix part ${e}`)
+  } else {
+    return [`a qualified name must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '${QUALIFIED_NAME}') with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')`]
+  }
+  if (name.length === 0) errs.push('name part must be non-empty')
+  else if (name.length > 63) errs.push('name part must be no more than 63 characters')
+  if (name.length > 0 && !qualifiedNameRe.test(name)) errs.push(QUALIFIED_MSG)
+  return errs
+}
+
+export function labelValue(v: string): string[] {
+  const errs: string[] = []
+  if (v.length > 63) errs.push('must be no more than 63 characters')
+  if (!labelValueRe.test(v)) errs.push(LABEL_VALUE_MSG)
+  return errs
+}
+
+const ANNOTATIONS_MAX = 256 * 1024
+
+function isStringMap(v: unknown): v is Record<string, string> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v) && Object.values(v).every((x) => typeof x === 'string')
+}
+
+export function validateLabels(labels: unknown, field = 'metadata.labels'): FieldError[] {
+  if (labels === undefined) return []
+  if (!isStringMap(labels)) return [fieldInvalid(field, labels, 'must be a map of string keys to string values')]
+  const errs: FieldError[] = []
+  for (const [k, v] of Object.entries(labels)) {
+    for (const d of qualifiedName(k)) errs.push(fieldInvalid(field, k, d))
+    for (const d of labelValue(v)) errs.push(fieldInvalid(field, v, d))
+  }
+  return errs
+}
+
+export function validateAnnotations(ann: unknown, field = 'metadata.annotations'): FieldError[] {
+  if (ann === undefined) return []
+  if (!isStringMap(ann)) return [fieldInvalid(field, ann, 'must be a map of string keys to string values')]
+  const errs: FieldError[] = []
+  let size = 0
+  for (const [k, v] of Object.entries(ann)) {
+    for (const d of qualifiedName(k.toLowerCase())) errs.push(fieldInvalid(field, k, d))
+    size += k.length + v.length
+  }
+  if (size > ANNOTATIONS_MAX) errs.push({ type: 'FieldValueTooLong', field, max: ANNOTATIONS_MAX, detail: `must have at most ${ANNOTATIONS_MAX} bytes` })
+  return errs
+}
+
+/** Standard finalizer names are qualified names; the bare `kubernetes` of namespaces is allowed too. */
+export function validateFinalizers(f: unknown, field = 'metadata.finalizers'): FieldError[] {
+  if (f === undefined) return []
+  if (!Array.isArray(f)) return [fieldInvalid(field, f, 'must be a list of strings')]
+  const errs: FieldError[] = []
+  const seen = new Set<string>()
+  f.forEach((x, i) => {
+    if (typeof x !== 'string') { errs.push(fieldInvalid(`${field}[${i}]`, x, 'must be a string')); return }
+    for (const d of qualifiedName(x)) errs.push(fieldInvalid(`${field}[${i}]`, x, d))
+    if (seen.has(x)) errs.push({ type: 'FieldValueDuplicate', field: `${field}[${i}]`, value: x })
+    seen.add(x)
+  })
+  return errs
+}
+
+export interface MetaRules { nameRule: NameRule; namespaced: boolean }
+
+/** ObjectMeta checks shared by every type (name, generateName, namespace, labels, annotations, finalizers). */
+export function validateObjectMeta(meta: Record<string, any>, rules: MetaRules): FieldError[] {
+  const errs: FieldError[] = []
+  const name = meta.name
+  if (name === undefined || name === '') {
+    if (!meta.generateName) errs.push(fieldRequired('metadata.name', 'name or generateName is required'))
+  } else if (typeof name !== 'string') {
+    errs.push(fieldInvalid('metadata.name', name, 'must be a string'))
+  } else {
+    for (const d of nameProblems(rules.nameRule, name)) errs.push(fieldInvalid('metadata.name', name, d))
+  }
+  if (meta.generateName !== undefined && meta.generateName !== '' && (name === undefined || name === '')) {
+    const g = String(meta.generateName)
+    const trimmed = g.replace(/-+$/, '')
+    if (trimmed !== '') for (const d of nameProblems(rules.nameRule, trimmed)) errs.push(fieldInvalid('metadata.generateName', g, d))
+  }
+  if (rules.namespaced) {
+    if (!meta.namespace) errs.push(fieldRequired('metadata.namespace'))
+    else for (const d of dns1123Label(meta.namespace)) errs.push(fieldInvalid('metadata.namespace', meta.namespace, d))
+  } else if (meta.namespace) {
+    errs.push(fieldForbidden('metadata.namespace', 'not allowed on this type'))
+  }
+  errs.push(...validateLabels(meta.labels))
+  errs.push(...validateAnnotations(meta.annotations))
+  errs.push(...validateFinalizers(meta.finalizers))
+  if (meta.ownerReferences !== undefined) {
+    if (!Array.isArray(meta.ownerReferences)) errs.push(fieldInvalid('metadata.ownerReferences', meta.ownerReferences, 'must be a list'))
+    else meta.ownerReferences.forEach((r: any, i: number) => {
+      const f = `metadata.ownerReferences[${i}]`
+      if (!r || typeof r !== 'object') { errs.push(fieldInvalid(f, r, 'must be an object')); return }
+      if (!r.apiVersion) errs.push(fieldInvalid(`${f}.apiVersion`, r.apiVersion ?? '', 'version must not be empty'))
+      if (!r.kind) errs.push(fieldInvalid(`${f}.kind`, r.kind ?? '', 'kind must not be empty'))
+      if (!r.name) errs.push(fieldInvalid(`${f}.name`, r.name ?? '', 'name must not be empty'))
+      if (!r.uid) errs.push(fieldInvalid(`${f}.uid`, r.uid ?? '', 'uid must not be empty'))
+    })
+  }
+  return errs
+}

@@ -1,0 +1,43 @@
+// Entry point: flags → Options → start(); logs one line telling how to use the server.
+import { pino } from 'pino'
+import { resolveOptions, OptionsError } from './options.js'
+import { start } from './server/start.js'
+
+async function main(): Promise<void> {
+  let options
+  try {
+    options = resolveOptions(process.argv.slice(2))
+  } catch (err) {
+    if (err instanceof OptionsError) {
+      process.stderr.write(`orch-apiserver: ${err.message}\n`)
+      process.exit(2)
+    }
+    throw err
+  }
+  const log = pino({ level: options.logLevel, redact: ['authorization', 'token'] })
+  try {
+    const server = await start(options, log)
+    const urls = [server.httpsPort ? `https://${options.bindAddress}:${server.httpsPort}` : '', server.httpPort ? `http://${options.bindAddress}:${server.httpPort}` : ''].filter(Boolean)
+    log.info({ urls, httpsPort: server.httpsPort, httpPort: server.httpPort, kubeconfig: server.kubeconfig || undefined },
+      server.kubeconfig ? `orch-apiserver ready on ${urls.join(' and ')}; use it with: kubectl --kubeconfig ${server.kubeconfig} get namespaces` : `orch-apiserver ready on ${urls.join(' and ')}`)
+    let stopping = false
+    const stop = (signal: string) => {
+      if (stopping) return
+      stopping = true
+      log.info({ signal }, 'shutting down')
+      server.close().then(() => { log.info('stopped'); process.exit(0) }, (err) => { log.error({ err }, 'shutdown failed'); process.exit(1) })
+    }
+    process.on('SIGTERM', () => stop('SIGTERM'))
+    process.on('SIGINT', () => stop('SIGINT'))
+  } catch (err) {
+    if (err instanceof OptionsError) {
+      log.fatal(err.message)
+      process.stderr.write(`orch-apiserver: ${err.message}\n`)
+      process.exit(2)
+    }
+    log.fatal({ err }, 'start failed')
+    process.exit(1)
+  }
+}
+
+void main()

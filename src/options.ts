@@ -1,0 +1,154 @@
+// The Options type, its defaults, the flag table and resolveOptions (flag parsing and validation).
+import os from 'node:os'
+
+export interface Options {
+  bindAddress: string
+  securePort: number
+  port: number
+  tlsCertFile: string
+  tlsPrivateKeyFile: string
+  dataDir: string
+  frontends: number
+  shards: number
+  tokenAuthFile: string
+  anonymousAuth: boolean
+  authorizationMode: string[]
+  maxRequestsInflight: number
+  maxMutatingRequestsInflight: number
+  enablePriorityAndFairness: boolean
+  livezGracePeriod: number
+  shutdownDelayDuration: number
+  watchHistory: number
+  minRequestTimeout: number
+  logLevel: string
+}
+
+const cores = os.availableParallelism()
+
+export const defaultOptions: Readonly<Options> = Object.freeze({
+  bindAddress: '127.0.0.1',
+  securePort: 6443,
+  port: 0,
+  tlsCertFile: '',
+  tlsPrivateKeyFile: '',
+  dataDir: './.orch-data',
+  frontends: Math.max(1, Math.floor(cores / 4)),
+  shards: Math.max(1, Math.floor(cores / 2)),
+  tokenAuthFile: '',
+  anonymousAuth: true,
+  authorizationMode: ['AlwaysAllow'],
+  maxRequestsInflight: 400,
+  maxMutatingRequestsInflight: 200,
+  enablePriorityAndFairness: true,
+  livezGracePeriod: 0,
+  shutdownDelayDuration: 0,
+  watchHistory: 5 * 60 * 1000,
+  minRequestTimeout: 1800,
+  logLevel: 'info',
+})
+
+type FlagType = 'string' | 'port' | 'int' | 'bool' | 'duration' | 'list' | 'address'
+
+interface Flag { option: keyof Options; type: FlagType; help: string; min?: number; values?: string[] }
+
+export const flags: Record<string, Flag> = {
+  'bind-address': { option: 'bindAddress', type: 'address', help: 'IP address to listen on' },
+  'secure-port': { option: 'securePort', type: 'port', help: 'HTTPS port (0 = off)' },
+  port: { option: 'port', type: 'port', help: 'plain HTTP port (0 = off); for loopback benchmarks and tests' },
+  'tls-cert-file': { option: 'tlsCertFile', type: 'string', help: 'serving certificate (PEM); generated in the data dir when empty' },
+  'tls-private-key-file': { option: 'tlsPrivateKeyFile', type: 'string', help: 'serving key (PEM)' },
+  'data-dir': { option: 'dataDir', type: 'string', help: 'where the store, certificates and tokens live' },
+  frontends: { option: 'frontends', type: 'int', min: 1, help: 'number of front-end threads' },
+  shards: { option: 'shards', type: 'int', min: 1, help: 'number of shard actors (fixed once data exists)' },
+  'token-auth-file': { option: 'tokenAuthFile', type: 'string', help: 'static token CSV: token,user,uid,"group1,group2"' },
+  'anonymous-auth': { option: 'anonymousAuth', type: 'bool', help: 'admit requests without credentials as system:anonymous' },
+  'authorization-mode': { option: 'authorizationMode', type: 'list', values: ['AlwaysAllow', 'AlwaysDeny'], help: 'ordered authorizers' },
+  'max-requests-inflight': { option: 'maxRequestsInflight', type: 'int', min: 0, help: 'read-only requests in flight (0 = no limit)' },
+  'max-mutating-requests-inflight': { option: 'maxMutatingRequestsInflight', type: 'int', min: 0, help: 'mutating requests in flight (0 = no limit)' },
+  'enable-priority-and-fairness': { option: 'enablePriorityAndFairness', type: 'bool', help: 'API Priority and Fairness (until it lands, max-in-flight limits apply either way)' },
+  'livez-grace-period': { option: 'livezGracePeriod', type: 'duration', help: 'time after start during which /livez may fail' },
+  'shutdown-delay-duration': { option: 'shutdownDelayDuration', type: 'duration', help: 'time /readyz answers 503 before the listeners close' },
+  'watch-history': { option: 'watchHistory', type: 'duration', help: 'how long watch events are kept for resuming watches' },
+  'min-request-timeout': { option: 'minRequestTimeout', type: 'int', min: 1, help: 'watch timeout lower bound in seconds (randomized up to twice this)' },
+  'log-level': { option: 'logLevel', type: 'string', values: ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'], help: 'pino log level' },
+}
+
+export class OptionsError extends Error {}
+
+/** Go-style durations: 300ms, 5s, 1m30s, 2h; a bare number is seconds. Returns milliseconds. */
+export function parseDuration(s: string): number {
+  if (/^\d+(\.\d+)?$/.test(s)) return Number(s) * 1000
+  const re = /(\d+(?:\.\d+)?)(ms|s|m|h)/gy
+  let total = 0
+  let m: RegExpExecArray | null
+  let pos = 0
+  while ((m = re.exec(s)) !== null) {
+    total += Number(m[1]) * ({ ms: 1, s: 1000, m: 60000, h: 3600000 } as Record<string, number>)[m[2]]
+    pos = re.lastIndex
+  }
+  if (pos !== s.length || s.length === 0) throw new Error('not a duration')
+  return total
+}
+
+function parseValue(name: string, flag: Flag, raw: string): unknown {
+  const bad = (why: string) => new OptionsError(`invalid value "${raw}" for flag --${name}: ${why}`)
+  switch (flag.type) {
+    case 'string': {
+      if (flag.values && !flag.values.includes(raw)) throw bad(`must be one of ${flag.values.join(', ')}`)
+      return raw
+    }
+    case 'address': {
+      if (!/^(\d{1,3}(\.\d{1,3}){3}|[0-9a-fA-F:]+|localhost)$/.test(raw)) throw bad('not an IP address')
+      return raw
+    }
+    case 'port': {
+      if (!/^\d+$/.test(raw) || Number(raw) > 65535) throw bad('must be a port number 0-65535')
+      return Number(raw)
+    }
+    case 'int': {
+      if (!/^-?\d+$/.test(raw)) throw bad('must be an integer')
+      const n = Number(raw)
+      if (flag.min !== undefined && n < flag.min) throw bad(`must be at least ${flag.min}`)
+      return n
+    }
+    case 'bool': {
+      if (raw === 'true' || raw === '1') return true
+      if (raw === 'false' || raw === '0') return false
+      throw bad('must be true or false')
+    }
+    case 'duration': {
+      try { return parseDuration(raw) } catch { throw bad('must be a duration such as 30s or 5m') }
+    }
+    case 'list': {
+      const items = raw.split(',').map((s) => s.trim()).filter(Boolean)
+      if (items.length === 0) throw bad('must not be empty')
+      for (const it of items) if (flag.values && !flag.values.includes(it)) throw bad(`unsupported value "${it}"; supported: ${flag.values.join(', ')}`)
+      return items
+    }
+  }
+}
+
+export function resolveOptions(argv: string[]): Options {
+  const opts: Options = { ...defaultOptions, authorizationMode: [...defaultOptions.authorizationMode] }
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i]
+    if (!arg.startsWith('--')) throw new OptionsError(`unexpected argument "${arg}"`)
+    let name = arg.slice(2)
+    let value: string | undefined
+    const eq = name.indexOf('=')
+    if (eq >= 0) { value = name.slice(eq + 1); name = name.slice(0, eq) }
+    const flag = flags[name]
+    if (!flag) throw new OptionsError(`unknown flag: --${name}`)
+    if (value === undefined) {
+      if (flag.type === 'bool' && (i + 1 >= argv.length || argv[i + 1].startsWith('--'))) value = 'true'
+      else if (i + 1 < argv.length) value = argv[++i]
+      else throw new OptionsError(`flag needs an argument: --${name}`)
+    }
+    ;(opts as any)[flag.option] = parseValue(name, flag, value)
+  }
+  if ((opts.tlsCertFile === '') !== (opts.tlsPrivateKeyFile === '')) {
+    throw new OptionsError('flags --tls-cert-file and --tls-private-key-file must be given together')
+  }
+  if (opts.securePort === 0 && opts.port === 0) throw new OptionsError('flags --secure-port and --port are both 0: nothing to serve')
+  return opts
+}

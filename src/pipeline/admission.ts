@@ -1,0 +1,231 @@
+// The admission stage: decode the body, default, system metadata, the type's strategy, validation; canonical JSON out.
+import { randomUUID, randomBytes } from 'node:crypto'
+import { parse as yamlParse } from 'yaml'
+import {
+  badRequest, invalid, unsupportedMediaType, fieldInvalid, type FieldError,
+} from '../machinery/errors.js'
+import { validateObjectMeta } from '../machinery/validation.js'
+import { RV_MARKER, type Attrs } from '../machinery/storage-format.js'
+import { dropNulls, type SchemaSet } from '../registry/schema.js'
+import type { Obj, ResolvedDefinition } from '../registry/define.js'
+import type { RequestContext } from './context.js'
+
+let schemas: SchemaSet
+
+export function configureAdmission(s: SchemaSet): void { schemas = s }
+
+const BODY_TYPES = ['application/json', 'application/yaml']
+
+/** Decode a JSON or YAML request body into plain data. */
+export function decodeBody(ctx: RequestContext): unknown {
+  const ct = (ctx.headers['content-type'] ?? 'application/json').split(';')[0].trim().toLowerCase()
+  const text = ctx.body.toString('utf8')
+  if (ct === 'application/json' || ct === '' || ct === '*/*') {
+    try {
+      return JSON.parse(text)
+    } catch (err) {
+      throw badRequest(`couldn't get version/kind; json parse error: ${(err as Error).message}`)
+    }
+  }
+  if (ct === 'application/yaml' || ct === 'application/x-yaml' || ct === 'text/yaml') {
+    try {
+      return yamlParse(text)
+    } catch (err) {
+      throw badRequest(`error converting YAML to JSON: ${(err as Error).message}`)
+    }
+  }
+  throw unsupportedMediaType(BODY_TYPES)
+}
+
+/** The body as an object of the path's kind: type meta filled from the path when absent, checked when present. */
+export function decodeObject(ctx: RequestContext, def: ResolvedDefinition): Obj {
+  const v = decodeBody(ctx)
+  if (v === null || typeof v !== 'object' || Array.isArray(v)) {
+    throw badRequest(`couldn't get version/kind; json parse error: the body is not a JSON object`)
+  }
+  const o = v as Obj
+  if (o.apiVersion !== undefined && o.apiVersion !== def.apiVersion) {
+    throw badRequest(`the API version in the data (${o.apiVersion}) does not match the expected API version (${def.apiVersion})`)
+  }
+  if (o.kind !== undefined && o.kind !== def.kind) {
+    throw badRequest(`${o.kind} in version "${def.version}" cannot be handled as a ${def.kind}: no kind "${o.kind}" is registered for version "${def.apiVersion}"`)
+  }
+  o.apiVersion = def.apiVersion
+  o.kind = def.kind
+  if (o.metadata === undefined) o.metadata = {}
+  if (o.metadata === null || typeof o.metadata !== 'object' || Array.isArray(o.metadata)) {
+    throw invalid(def.groupKind, def.group, def.kind, '', [fieldInvalid('metadata', o.metadata, 'must be an object')])
+  }
+  dropNulls(o)
+  if (o.metadata === undefined) o.metadata = {}
+  return o
+}
+
+/** RFC 3339 time at second precision, as upstream's metav1.Time marshals. */
+export function rfc3339(ms: number): string {
+  return new Date(Math.floor(ms / 1000) * 1000).toISOString().replace('.000Z', 'Z')
+}
+
+const GENERATE_ALPHABET = 'bcdfghjklmnpqrstvwxz2456789'
+
+export function generateName(prefix: string): string {
+  const b = randomBytes(5)
+  let s = ''
+  for (let i = 0; i < 5; i++) s += GENERATE_ALPHABET[b[i] % GENERATE_ALPHABET.length]
+  const max = 63 - 5
+  return (prefix.length > max ? prefix.slice(0, max) : prefix) + s
+}
+
+const META_ORDER = [
+  'name', 'generateName', 'namespace', 'selfLink', 'uid', 'resourceVersion', 'generation', 'creationTimestamp',
+  'deletionTimestamp', 'deletionGracePeriodSeconds', 'labels', 'annotations', 'ownerReferences', 'finalizers', 'managedFields',
+]
+
+/** The canonical object: kind, apiVersion, metadata in upstream field order, the rest as given, status last. */
+export function canonical(o: Obj): Obj {
+  const meta: Obj = {}
+  for (const k of META_ORDER) if (o.metadata[k] !== undefined) meta[k] = o.metadata[k]
+  for (const k of Object.keys(o.metadata)) if (!(k in meta)) meta[k] = o.metadata[k]
+  const out: Obj = { kind: o.kind, apiVersion: o.apiVersion, metadata: meta }
+  for (const k of Object.keys(o)) if (k !== 'kind' && k !== 'apiVersion' && k !== 'metadata' && k !== 'status') out[k] = o[k]
+  if (o.status !== undefined) out.status = o.status
+  return out
+}
+
+/** What selectors need, computed once per write. */
+export function attrsOf(def: ResolvedDefinition, o: Obj): Attrs {
+  const a: Attrs = {}
+  if (o.metadata.labels && Object.keys(o.metadata.labels).length > 0) a.l = o.metadata.labels
+  if (def.fieldSelectors) {
+    const f: Record<string, string> = {}
+    for (const [k, fn] of Object.entries(def.fieldSelectors)) f[k] = fn(o)
+    a.f = f
+  }
+  if (o.metadata.uid) a.u = o.metadata.uid
+  if (o.metadata.deletionTimestamp) a.d = 1
+  if (Array.isArray(o.metadata.ownerReferences) && o.metadata.ownerReferences.length > 0) a.o = o.metadata.ownerReferences.map((r: Obj) => String(r.uid))
+  if (Array.isArray(o.metadata.finalizers) && o.metadata.finalizers.length > 0) a.z = o.metadata.finalizers
+  return a
+}
+
+/** The JSON written to the shard: resourceVersion is a marker the shard replaces with the version it assigns. */
+export function toStoredJson(o: Obj): string {
+  o.metadata.resourceVersion = RV_MARKER
+  return JSON.stringify(canonical(o))
+}
+
+function specOf(o: Obj): string {
+  const rest: Obj = {}
+  for (const k of Object.keys(o)) if (k !== 'metadata' && k !== 'status' && k !== 'kind' && k !== 'apiVersion') rest[k] = o[k]
+  return JSON.stringify(rest)
+}
+
+function assertValid(def: ResolvedDefinition, o: Obj, errs: FieldError[]): void {
+  if (errs.length > 0) throw invalid(def.groupKind, def.group, def.kind, String(o.metadata?.name ?? ''), errs)
+}
+
+function typeErrors(def: ResolvedDefinition, o: Obj): FieldError[] {
+  return schemas.validate(def.schemaRef, o)
+}
+
+/** Create: system metadata, defaults, the strategy's create hooks, every validation; throws one 422 with all causes. */
+export function admitCreate(ctx: RequestContext, def: ResolvedDefinition, o: Obj, now: number): void {
+  const m = o.metadata
+  const urlNs = ctx.info.namespace
+  if (def.scope === 'Namespaced') {
+    if (m.namespace !== undefined && m.namespace !== '' && m.namespace !== urlNs) {
+      throw badRequest('the namespace of the provided object does not match the namespace sent on the request')
+    }
+    m.namespace = urlNs
+  } else {
+    delete m.namespace
+  }
+  const typeErrs = typeErrors(def, o)
+  assertValid(def, o, typeErrs)
+  if ((m.name === undefined || m.name === '') && typeof m.generateName === 'string' && m.generateName !== '') {
+    m.name = generateName(m.generateName)
+  }
+  m.uid = randomUUID()
+  m.creationTimestamp = rfc3339(now)
+  delete m.deletionTimestamp
+  delete m.deletionGracePeriodSeconds
+  delete m.selfLink
+  if (def.strategy.hasGeneration) m.generation = 1
+  else delete m.generation
+  def.strategy.default?.(o)
+  def.strategy.prepareForCreate?.(o)
+  const errs = validateObjectMeta(m, { nameRule: def.strategy.nameRule ?? 'subdomain', namespaced: def.scope === 'Namespaced' })
+  if (def.strategy.validate) errs.push(...def.strategy.validate(o))
+  assertValid(def, o, errs)
+}
+
+export type UpdateTarget = 'main' | 'status' | 'finalize'
+
+/** Update: carry over what the client may not change, then validate; generation follows spec changes. */
+export function admitUpdate(ctx: RequestContext, def: ResolvedDefinition, o: Obj, old: Obj, target: UpdateTarget): void {
+  const m = o.metadata
+  const om = old.metadata
+  if (def.scope === 'Namespaced') {
+    if (m.namespace !== undefined && m.namespace !== '' && m.namespace !== ctx.info.namespace) {
+      throw badRequest('the namespace of the provided object does not match the namespace sent on the request')
+    }
+    m.namespace = ctx.info.namespace
+  } else {
+    delete m.namespace
+  }
+  assertValid(def, o, typeErrors(def, o))
+  const errs: FieldError[] = []
+  if (m.uid !== undefined && m.uid !== '' && m.uid !== om.uid) errs.push(fieldInvalid('metadata.uid', m.uid, 'field is immutable'))
+  m.uid = om.uid
+  m.creationTimestamp = om.creationTimestamp
+  if (om.deletionTimestamp !== undefined) m.deletionTimestamp = om.deletionTimestamp
+  else delete m.deletionTimestamp
+  if (om.deletionGracePeriodSeconds !== undefined) m.deletionGracePeriodSeconds = om.deletionGracePeriodSeconds
+  else delete m.deletionGracePeriodSeconds
+  delete m.selfLink
+  if (target === 'finalize') {
+    // namespaces/finalize changes spec.finalizers only.
+    const fins = o.spec?.finalizers
+    for (const k of Object.keys(o)) delete o[k]
+    Object.assign(o, structuredClone(old))
+    o.spec = { ...(o.spec ?? {}) }
+    if (fins === undefined) delete o.spec.finalizers
+    else o.spec.finalizers = fins
+  } else if (target === 'status') {
+    // The status sub-resource changes status only (and metadata is kept but for labels/annotations upstream allows; we keep the old).
+    def.status?.prepareForUpdate?.(o, old)
+    o.metadata = { ...om, resourceVersion: m.resourceVersion }
+  } else {
+    def.strategy.default?.(o)
+    def.strategy.prepareForUpdate?.(o, old)
+    if (om.deletionTimestamp !== undefined && Array.isArray(m.finalizers)) {
+      // While deleting, finalizers may only be removed.
+      for (const f of m.finalizers) if (!(om.finalizers ?? []).includes(f)) errs.push(fieldForbiddenFinalizer(f))
+    }
+  }
+  if (def.strategy.hasGeneration) {
+    const g = typeof om.generation === 'number' ? om.generation : 1
+    o.metadata.generation = specOf(o) !== specOf(old) ? g + 1 : g
+  } else {
+    delete o.metadata.generation
+  }
+  if (target === 'main') {
+    errs.push(...validateObjectMeta(o.metadata, { nameRule: def.strategy.nameRule ?? 'subdomain', namespaced: def.scope === 'Namespaced' }))
+    if (def.strategy.validateUpdate) errs.push(...def.strategy.validateUpdate(o, old))
+    else if (def.strategy.validate) errs.push(...def.strategy.validate(o))
+  } else if (target === 'status' && def.status?.validateUpdate) {
+    errs.push(...def.status.validateUpdate(o, old))
+  }
+  assertValid(def, o, errs)
+}
+
+function fieldForbiddenFinalizer(f: string): FieldError {
+  return { type: 'FieldValueForbidden', field: 'metadata.finalizers', detail: `no new finalizers can be added if the object is being deleted, found new finalizers []string{${JSON.stringify(f)}}` }
+}
+
+export function requireResourceVersion(def: ResolvedDefinition, o: Obj): void {
+  if (def.strategy.allowUnconditionalUpdate === false && !o.metadata.resourceVersion) {
+    throw invalid(def.groupKind, def.group, def.kind, String(o.metadata.name ?? ''), [fieldInvalid('metadata.resourceVersion', '0x0', 'must be specified for an update')])
+  }
+}
+

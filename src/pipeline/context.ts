@@ -1,0 +1,59 @@
+// RequestContext: everything one request carries through the stages, with the same shape for every request.
+import type { Logger } from 'pino'
+import type { RequestInfo } from '../server/request-info.js'
+import type { ResolvedDefinition } from '../registry/define.js'
+
+export interface UserInfo { username: string; uid: string; groups: string[]; extra?: Record<string, string[]> }
+
+export interface Response {
+  status: number
+  /** The body: bytes or a string ready to send. */
+  body: Buffer | string
+  contentType: string
+  headers: Array<[string, string]>
+  /** A long-running answer (watch): the front-end hands it the socket instead of writing body. */
+  stream?: (res: any, ctx: RequestContext) => void
+}
+
+export class RequestContext {
+  readonly method: string
+  readonly url: string
+  readonly query: URLSearchParams
+  readonly headers: Record<string, string>
+  body: Buffer
+  info: RequestInfo
+  def: ResolvedDefinition | undefined
+  user: UserInfo | undefined
+  log: Logger
+  /** Which in-flight counter holds a seat for this request (released in finally), -1 = none. */
+  seat: number
+  /** Per-stage durations in milliseconds. */
+  timings: Record<string, number>
+  readonly start: number
+  /** Extra response headers (Warning, Retry-After, ...). */
+  responseHeaders: Array<[string, string]>
+  /** The pretty query flag. */
+  pretty: boolean
+  aborted: boolean
+
+  constructor(method: string, url: string, query: URLSearchParams, headers: Record<string, string>, info: RequestInfo, log: Logger) {
+    this.method = method
+    this.url = url
+    this.query = query
+    this.headers = headers
+    this.body = EMPTY
+    this.info = info
+    this.def = undefined
+    this.user = undefined
+    this.log = log
+    this.seat = -1
+    this.timings = {}
+    this.start = performance.now()
+    this.responseHeaders = []
+    const p = query.get('pretty')
+    this.pretty = p !== null && p !== 'false' && p !== '0'
+    this.aborted = false
+  }
+}
+
+const EMPTY = Buffer.alloc(0)

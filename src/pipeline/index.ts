@@ -1,0 +1,108 @@
+// The stages in the order they run, and handle(): one request through all of them to a Response.
+import { methodNotAllowed, pageNotFound, resourceNotFound } from '../machinery/errors.js'
+import type { Registry } from '../registry/index.js'
+import type { ResolvedDefinition } from '../registry/define.js'
+import { authenticate } from './authenticate.js'
+import { flowControl, releaseSeat } from './flow-control.js'
+import { authorize } from './authorize.js'
+import { create, deleteCollection, get, list, remove, update } from './dispatch.js'
+import { getScale, updateScale } from './scale.js'
+import type { RequestContext, Response } from './context.js'
+
+type Stage = (ctx: RequestContext) => void | Promise<void>
+
+/** The order is data: authenticate, flow control, authorize; admission and storage run inside the verb handlers. */
+export const stages: Stage[] = [authenticate, flowControl, authorize]
+
+export type NonResourceHandler = (ctx: RequestContext) => Response | Promise<Response>
+/** A handler for paths outside the resource tree (discovery, OpenAPI, health, version); null when it does not know the path. */
+export type NonResourceRouter = (ctx: RequestContext) => NonResourceHandler | null
+
+let registry: Registry
+let nonResource: NonResourceRouter = () => null
+let watchHandler: ((ctx: RequestContext, def: ResolvedDefinition) => Promise<Response>) | null = null
+
+export function configurePipeline(r: Registry, router: NonResourceRouter): void {
+  registry = r
+  nonResource = router
+}
+
+export function configureWatch(h: (ctx: RequestContext, def: ResolvedDefinition) => Promise<Response>): void { watchHandler = h }
+
+export async function handle(ctx: RequestContext): Promise<Response> {
+  try {
+    for (const stage of stages) {
+      const t0 = performance.now()
+      await stage(ctx)
+      ctx.timings[stage.name] = performance.now() - t0
+    }
+    const t0 = performance.now()
+    const res = await route(ctx)
+    ctx.timings.dispatch = performance.now() - t0
+    return res
+  } finally {
+    releaseSeat(ctx)
+  }
+}
+
+/** Resolves the type of a resource path; the 404 forms follow upstream (plain page vs Status). */
+export function resolveType(ctx: RequestContext): ResolvedDefinition {
+  const i = ctx.info
+  const group = i.apiPrefix === 'api' ? '' : i.group
+  if (i.apiPrefix === 'api' && i.version !== 'v1') throw pageNotFound()
+  if (!registry.servesGroupVersion(group, i.version)) throw pageNotFound()
+  const def = registry.lookup(group, i.version, i.resource)
+  if (!def) throw resourceNotFound()
+  return def
+}
+
+async function route(ctx: RequestContext): Promise<Response> {
+  const i = ctx.info
+  if (!i.isResourceRequest) {
+    const h = nonResource(ctx)
+    if (!h) throw pageNotFound()
+    return h(ctx)
+  }
+  const def = resolveType(ctx)
+  ctx.def = def
+  if (ctx.method === 'HEAD') throw methodNotAllowed()
+  if (i.subresource !== '') return routeSubresource(ctx, def)
+  if (i.verb !== 'watch' && !def.verbs.includes(i.verb as never)) {
+    if (i.verb === '' || i.verb === 'patch') throw methodNotAllowed()
+    throw methodNotAllowed(i.verb, { group: def.group, resource: def.resource })
+  }
+  // A namespaced type's single-object paths need a namespace; cluster-scoped types take none.
+  if (def.scope === 'Cluster' && i.namespace !== '') throw resourceNotFound()
+  if (def.scope === 'Namespaced' && i.namespace === '' && i.name !== '') throw resourceNotFound()
+  switch (i.verb) {
+    case 'get': return get(ctx, def)
+    case 'list': return list(ctx, def)
+    case 'watch':
+      if (!def.verbs.includes('watch') || !watchHandler) throw methodNotAllowed('watch', { group: def.group, resource: def.resource })
+      return watchHandler(ctx, def)
+    case 'create':
+      if (def.scope === 'Namespaced' && i.namespace === '') throw methodNotAllowed()
+      return create(ctx, def)
+    case 'update': return update(ctx, def, 'main')
+    case 'delete': return remove(ctx, def)
+    case 'deletecollection': return deleteCollection(ctx, def)
+    default: throw methodNotAllowed()
+  }
+}
+
+async function routeSubresource(ctx: RequestContext, def: ResolvedDefinition): Promise<Response> {
+  const i = ctx.info
+  const sub = i.subresource as 'status' | 'scale'
+  const isNamespaceFinalize = def.group === '' && def.resource === 'namespaces' && i.subresource === 'finalize'
+  if (!def.subresources?.includes(sub) && !isNamespaceFinalize) throw resourceNotFound()
+  if (i.name === '') throw resourceNotFound()
+  switch (`${sub} ${i.verb}`) {
+    case 'status get': return get(ctx, def)
+    case 'status update': return update(ctx, def, 'status')
+    case 'scale get': return getScale(ctx, def)
+    case 'scale update': return updateScale(ctx, def)
+    case 'finalize update': return update(ctx, def, 'finalize')
+    default: throw methodNotAllowed()
+  }
+}
+

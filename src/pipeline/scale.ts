@@ -1,0 +1,77 @@
+// The scale sub-resource: an autoscaling/v1 Scale view of a workload's replicas, read and written through the owning object.
+import { badRequest, conflict, internal, invalid, notFound, fieldInvalid } from '../machinery/errors.js'
+import { objectKey, recordObject, recordRv } from '../machinery/storage-format.js'
+import type { Obj, ResolvedDefinition } from '../registry/define.js'
+import { admitUpdate, attrsOf, decodeBody, toStoredJson } from './admission.js'
+import { contentTypeOf, encodeValue, negotiate } from './encode.js'
+import { storeOf } from './dispatch.js'
+import type { RequestContext, Response } from './context.js'
+
+function at(o: Obj, path: string): unknown {
+  let cur: any = o
+  for (const p of path.split('.')) cur = cur?.[p]
+  return cur
+}
+
+function scaleOf(def: ResolvedDefinition, o: Obj): Obj {
+  const s = def.scale ?? { specReplicasPath: 'spec.replicas', statusReplicasPath: 'status.replicas', labelSelectorPath: 'status.selector' }
+  const m = o.metadata
+  const meta: Obj = { name: m.name }
+  if (m.namespace) meta.namespace = m.namespace
+  meta.uid = m.uid
+  meta.resourceVersion = m.resourceVersion
+  meta.creationTimestamp = m.creationTimestamp
+  const status: Obj = { replicas: (at(o, s.statusReplicasPath) as number | undefined) ?? 0 }
+  const sel = s.labelSelectorPath ? at(o, s.labelSelectorPath) : undefined
+  if (typeof sel === 'string' && sel !== '') status.selector = sel
+  else if (o.spec?.selector?.matchLabels) status.selector = Object.entries(o.spec.selector.matchLabels as Record<string, string>).map(([k, v]) => `${k}=${v}`).join(',')
+  return { kind: 'Scale', apiVersion: 'autoscaling/v1', metadata: meta, spec: { replicas: (at(o, s.specReplicasPath) as number | undefined) ?? 0 }, status }
+}
+
+function respond(ctx: RequestContext, value: Obj): Response {
+  const mt = negotiate(ctx.headers['accept'])
+  return { status: 200, body: encodeValue(value, mt, ctx.pretty), contentType: contentTypeOf(mt), headers: ctx.responseHeaders }
+}
+
+function read(def: ResolvedDefinition, ctx: RequestContext): { rec: Buffer; o: Obj; shard: number; key: string } {
+  const store = storeOf()
+  const shard = store.shardFor(def.group, def.resource)
+  const key = objectKey(def.group, def.resource, def.scope === 'Namespaced' ? ctx.info.namespace : '', ctx.info.name)
+  const rec = store.getFresh(shard, key)
+  if (!rec) throw notFound({ group: def.group, resource: def.resource }, ctx.info.name)
+  return { rec, o: JSON.parse(recordObject(rec).toString('utf8')) as Obj, shard, key }
+}
+
+export async function getScale(ctx: RequestContext, def: ResolvedDefinition): Promise<Response> {
+  return respond(ctx, scaleOf(def, read(def, ctx).o))
+}
+
+export async function updateScale(ctx: RequestContext, def: ResolvedDefinition): Promise<Response> {
+  const body = decodeBody(ctx) as Obj
+  if (!body || typeof body !== 'object') throw badRequest('the body must be a Scale object')
+  if (body.apiVersion !== undefined && body.apiVersion !== 'autoscaling/v1') throw badRequest(`the API version in the data (${body.apiVersion}) does not match the expected API version (autoscaling/v1)`)
+  const replicas = body.spec?.replicas
+  if (!Number.isInteger(replicas) || replicas < 0) {
+    throw invalid('Scale.autoscaling', 'autoscaling', 'Scale', ctx.info.name, [fieldInvalid('spec.replicas', replicas ?? null, 'must be greater than or equal to 0')])
+  }
+  const clientRv = body.metadata?.resourceVersion ? Number(body.metadata.resourceVersion) : 0
+  const gr = { group: def.group, resource: def.resource }
+  for (let attempt = 0; attempt < 16; attempt++) {
+    const { rec, o, shard, key } = read(def, ctx)
+    const curRv = recordRv(rec)
+    if (clientRv !== 0 && clientRv !== curRv) throw conflict(gr, ctx.info.name)
+    const old = structuredClone(o)
+    const path = (def.scale?.specReplicasPath ?? 'spec.replicas').split('.')
+    let cur: Obj = o
+    for (const p of path.slice(0, -1)) cur = (cur[p] ??= {})
+    cur[path[path.length - 1]] = replicas
+    admitUpdate(ctx, def, o, old, 'main')
+    const json = toStoredJson(o)
+    const r = await storeOf().put(shard, key, curRv, JSON.stringify(attrsOf(def, o)), json)
+    if (r.ok) { o.metadata.resourceVersion = String(r.rv); return respond(ctx, scaleOf(def, o)) }
+    if (r.reason === 'conflict') { if (clientRv !== 0) throw conflict(gr, ctx.info.name); continue }
+    if (r.reason === 'notfound') throw notFound(gr, ctx.info.name)
+    throw internal(r.message ?? r.reason)
+  }
+  throw conflict(gr, ctx.info.name)
+}

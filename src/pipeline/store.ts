@@ -1,0 +1,86 @@
+// The front-end's view of storage: direct LMDB reads of every shard's environment, writes and watches through each shard's client.
+import { open, type RootDatabase, type Database } from 'lmdb'
+import type { MessagePort } from 'node:worker_threads'
+import { ShardClient } from '../../actors/shard/client.js'
+import { COUNTER_SLOT, watermarkSlot, type ShardReply } from '../../actors/shard/messages.js'
+import { shardOf } from '../machinery/sharding.js'
+import { prefixEnd } from '../machinery/storage-format.js'
+
+interface ShardEnv { root: RootDatabase; objects: Database<Buffer, string>; meta: Database<number, string> }
+
+export class Store {
+  readonly shards: number
+  readonly clients: ShardClient[]
+  #envs: ShardEnv[] = []
+  #counters: BigInt64Array
+
+  constructor(dataDir: string, counters: SharedArrayBuffer, ports: MessagePort[]) {
+    this.shards = ports.length
+    this.#counters = new BigInt64Array(counters)
+    this.clients = ports.map((p, i) => new ShardClient(i, p))
+    for (let i = 0; i < ports.length; i++) {
+      const root = open({ path: `${dataDir}/shard-${i}`, mapSize: 64 * 1024 ** 3, maxDbs: 4 })
+      this.#envs.push({
+        root,
+        objects: root.openDB<Buffer, string>('objects', { encoding: 'binary' }),
+        meta: root.openDB<number, string>('meta', { encoding: 'msgpack' }),
+      })
+    }
+  }
+
+  shardFor(group: string, resource: string): number { return shardOf(group, resource, this.shards) }
+
+  /** The newest committed record of a key (renews the read snapshot first). */
+  getFresh(shard: number, key: string): Buffer | undefined {
+    const env = this.#envs[shard]
+    env.root.resetReadTxn()
+    return env.objects.getBinary(key)
+  }
+
+  /** A record from the current snapshot of this turn. */
+  get(shard: number, key: string): Buffer | undefined {
+    return this.#envs[shard].objects.getBinary(key)
+  }
+
+  /**
+   * A fresh snapshot and the resourceVersion it stands for: the shard's published watermark read before the
+   * snapshot, or the shard's last commit inside it when that is newer.
+   */
+  snapshot(shard: number): number {
+    const wm = Number(Atomics.load(this.#counters, watermarkSlot(shard)))
+    const env = this.#envs[shard]
+    env.root.resetReadTxn()
+    const committed = env.meta.get('rv') ?? 0
+    return Math.max(wm, committed)
+  }
+
+  /** Records under a prefix in key order, starting after `after` (exclusive) when given. */
+  *range(shard: number, prefix: string, after?: string): Generator<{ key: string; value: Buffer }> {
+    const start = after !== undefined ? after + '\u0000' : prefix
+    for (const { key, value } of this.#envs[shard].objects.getRange({ start, end: prefixEnd(prefix) })) {
+      yield { key: key as string, value: value as Buffer }
+    }
+  }
+
+  /** Number of keys under a prefix from `after` on (for remainingItemCount). */
+  count(shard: number, prefix: string, after?: string): number {
+    const start = after !== undefined ? after + '\u0000' : prefix
+    return this.#envs[shard].objects.getKeysCount({ start, end: prefixEnd(prefix) })
+  }
+
+  watermark(shard: number): number { return Number(Atomics.load(this.#counters, watermarkSlot(shard))) }
+  counter(): number { return Number(Atomics.load(this.#counters, COUNTER_SLOT)) }
+
+  put(shard: number, key: string, expect: number, attrs: string, json: string): Promise<ShardReply> {
+    return this.clients[shard].request({ op: 'objectPut', key, expect, attrs, json })
+  }
+
+  remove(shard: number, key: string, expect: number, attrs: string, json: string): Promise<ShardReply> {
+    return this.clients[shard].request({ op: 'objectDelete', key, expect, attrs, json })
+  }
+
+  /** A cheap liveness probe of the store: a read of the meta database of every shard. */
+  check(): void {
+    for (const e of this.#envs) e.meta.get('rv')
+  }
+}

@@ -1,0 +1,111 @@
+// The ResourceDefinition type: everything the server knows about one resource type, declared in one file.
+import type { FieldError } from '../machinery/errors.js'
+
+export type Verb = 'get' | 'list' | 'watch' | 'create' | 'update' | 'patch' | 'delete' | 'deletecollection'
+export type Scope = 'Namespaced' | 'Cluster'
+
+/** A JSON object as it travels through hooks: plain data, no classes. */
+export type Obj = Record<string, any>
+
+export interface TableColumn {
+  name: string
+  type: 'string' | 'integer' | 'number' | 'boolean' | 'date'
+  format?: string
+  description?: string
+  /** 0 = always shown, 1 = only with -o wide */
+  priority?: number
+  /** The cell value; `now` is the time of the request (hooks read the clock only through arguments). */
+  cell: (o: Obj, now: number) => unknown
+}
+
+export interface Strategy {
+  /** Defaulting, run during decode on create and update. */
+  default?: (o: Obj) => void
+  /** Reset fields the client may not set on create (e.g. status). */
+  prepareForCreate?: (o: Obj) => void
+  /** Carry over fields the main resource may not change (e.g. status). */
+  prepareForUpdate?: (o: Obj, old: Obj) => void
+  validate?: (o: Obj) => FieldError[]
+  validateUpdate?: (o: Obj, old: Obj) => FieldError[]
+  /** Whether a PUT without metadata.resourceVersion is allowed (upstream AllowUnconditionalUpdate). */
+  allowUnconditionalUpdate?: boolean
+  /** Whether a DELETE answers with the final object instead of a Success Status (upstream ReturnDeletedObject). */
+  returnDeletedObject?: boolean
+  /** Name rule of metadata.name: DNS-1123 subdomain (default), label, or a path segment name. */
+  nameRule?: 'subdomain' | 'label' | 'path'
+  /** Whether metadata.generation is tracked (bumped when anything but metadata and status changes). */
+  hasGeneration?: boolean
+}
+
+export interface SubresourceStrategy {
+  /** For status: take everything but status from the old object. */
+  prepareForUpdate?: (o: Obj, old: Obj) => void
+  validateUpdate?: (o: Obj, old: Obj) => FieldError[]
+}
+
+export interface ResourceDefinition {
+  group: string
+  version: string
+  kind: string
+  /** Lower-case plural, the URL segment. */
+  resource: string
+  singular: string
+  scope: Scope
+  verbs: Verb[]
+  shortNames?: string[]
+  categories?: string[]
+  /** Supported sub-resources; status and scale are served generically. */
+  subresources?: Array<'status' | 'scale'>
+  /** For scale: where the scale fields live. */
+  scale?: { specReplicasPath: string; statusReplicasPath: string; labelSelectorPath?: string }
+  /** Name of the schema definition in the generated schema data (src/registry/schemas). */
+  schemaRef: string
+  strategy?: Strategy
+  status?: SubresourceStrategy
+  table?: TableColumn[]
+  /** Field selector name → value extractor. metadata.name and metadata.namespace are always there. */
+  fieldSelectors?: Record<string, (o: Obj) => string>
+}
+
+export interface ResolvedDefinition extends ResourceDefinition {
+  /** `v1` or `<group>/<version>`. */
+  apiVersion: string
+  /** `configmaps` or `deployments.apps`: the GroupResource string of error messages. */
+  groupResource: string
+  /** `ConfigMap` or `Deployment.apps`: the GroupKind string of Invalid messages. */
+  groupKind: string
+  listKind: string
+  strategy: Strategy
+}
+
+export function defineResource(def: ResourceDefinition): ResourceDefinition {
+  return def
+}
+
+export function resolveDefinition(def: ResourceDefinition): ResolvedDefinition {
+  return {
+    ...def,
+    apiVersion: def.group === '' ? def.version : `${def.group}/${def.version}`,
+    groupResource: def.group === '' ? def.resource : `${def.resource}.${def.group}`,
+    groupKind: def.group === '' ? def.kind : `${def.kind}.${def.group}`,
+    listKind: `${def.kind}List`,
+    strategy: def.strategy ?? {},
+  }
+}
+
+/** All verbs of an ordinary read-write type. */
+export const ALL_VERBS: Verb[] = ['create', 'delete', 'deletecollection', 'get', 'list', 'patch', 'update', 'watch']
+
+/** Hooks shared by types whose status is written through the status sub-resource. */
+export const statusSplit = {
+  strategy: {
+    prepareForCreate: (o: Obj) => { delete o.status },
+    prepareForUpdate: (o: Obj, old: Obj) => { if (old.status === undefined) delete o.status; else o.status = old.status },
+  },
+  status: {
+    prepareForUpdate: (o: Obj, old: Obj) => {
+      for (const k of Object.keys(o)) if (k !== 'status' && k !== 'metadata' && k !== 'apiVersion' && k !== 'kind') delete o[k]
+      for (const k of Object.keys(old)) if (k !== 'status' && k !== 'metadata' && k !== 'apiVersion' && k !== 'kind') o[k] = old[k]
+    },
+  },
+}

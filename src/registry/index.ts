@@ -1,0 +1,44 @@
+// Look-ups over every served resource type: by group/version/resource, by kind, and the group list for discovery.
+import { resources } from './resources/index.js'
+import { resolveDefinition, type ResolvedDefinition } from './define.js'
+
+export class Registry {
+  readonly all: ResolvedDefinition[]
+  #byGVR = new Map<string, ResolvedDefinition>()
+  #byGR = new Map<string, ResolvedDefinition>()
+  #byGVK = new Map<string, ResolvedDefinition>()
+  /** group → versions in preference order */
+  readonly groups = new Map<string, string[]>()
+
+  constructor(defs = resources) {
+    this.all = defs.map(resolveDefinition)
+    for (const d of this.all) {
+      this.#byGVR.set(`${d.group}/${d.version}/${d.resource}`, d)
+      this.#byGR.set(`${d.group}/${d.resource}`, d)
+      this.#byGVK.set(`${d.group}/${d.version}/${d.kind}`, d)
+      const vs = this.groups.get(d.group) ?? []
+      if (!vs.includes(d.version)) vs.push(d.version)
+      this.groups.set(d.group, vs)
+    }
+  }
+
+  lookup(group: string, version: string, resource: string): ResolvedDefinition | undefined {
+    return this.#byGVR.get(`${group}/${version}/${resource}`)
+  }
+
+  byGroupResource(group: string, resource: string): ResolvedDefinition | undefined {
+    return this.#byGR.get(`${group}/${resource}`)
+  }
+
+  byKind(group: string, version: string, kind: string): ResolvedDefinition | undefined {
+    return this.#byGVK.get(`${group}/${version}/${kind}`)
+  }
+
+  servesGroupVersion(group: string, version: string): boolean {
+    return this.groups.get(group)?.includes(version) ?? false
+  }
+
+  inGroupVersion(group: string, version: string): ResolvedDefinition[] {
+    return this.all.filter((d) => d.group === group && d.version === version)
+  }
+}

@@ -1,0 +1,11 @@
+// MutatingWebhookConfiguration (admissionregistration.orch.io/v1, cluster-scoped).
+import { defineResource, ALL_VERBS } from '../../define.js'
+import { defaultWebhooks } from './validatingwebhookconfigurations.js'
+
+export default defineResource({
+  group: 'admissionregistration.orch.io', version: 'v1', kind: 'MutatingWebhookConfiguration', resource: 'mutatingwebhookconfigurations', singular: 'mutatingwebhookconfiguration', scope: 'Cluster',
+  verbs: ALL_VERBS,
+  categories: ['api-extensions'],
+  schemaRef: 'io.orch.api.admissionregistration.v1.MutatingWebhookConfiguration',
+  strategy: { default: (o) => defaultWebhooks(o, true), allowUnconditionalUpdate: true, nameRule: 'subdomain', hasGeneration: true },
+})

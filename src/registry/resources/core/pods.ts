@@ -1,0 +1,368 @@
+// Pod (v1). Also exports the pod-spec defaulting and validation that workload types apply to their templates.
+import { defineResource, ALL_VERBS, statusSplit } from '../../define.js'
+import type { Obj } from '../../define.js'
+import { fieldDuplicate, fieldInvalid, fieldNotSupported, fieldRequired } from '../../../machinery/errors.js'
+import type { FieldError } from '../../../machinery/errors.js'
+import { ageColumn, nameColumn, parseTime, since } from '../_printers.js'
+
+// ---- defaulting (upstream pkg/apis/core/v1/defaults.go) ----
+
+function isObj(v: unknown): v is Obj { return v !== null && typeof v === 'object' && !Array.isArray(v) }
+function list(v: unknown): Obj[] { return Array.isArray(v) ? v.filter(isObj) : [] }
+
+/** The tag the image pull policy looks at: `latest` when neither tag nor digest is given, '' when unparseable. */
+export function imageTag(image: unknown): string {
+  if (typeof image !== 'string' || image === '') return ''
+  const at = image.indexOf('@')
+  const name = at >= 0 ? image.slice(0, at) : image
+  const lastPart = name.slice(name.lastIndexOf('/') + 1)
+  const colon = lastPart.lastIndexOf(':')
+  if (colon >= 0) return lastPart.slice(colon + 1)
+  return at >= 0 ? '' : 'latest'
+}
+
+function defaultProbe(p: unknown): void {
+  if (!isObj(p)) return
+  p.timeoutSeconds ??= 1
+  p.periodSeconds ??= 10
+  p.successThreshold ??= 1
+  p.failureThreshold ??= 3
+  if (isObj(p.httpGet)) { p.httpGet.path ??= '/'; p.httpGet.scheme ??= 'HTTP' }
+}
+
+function defaultContainer(c: Obj): void {
+  if (c.imagePullPolicy === undefined || c.imagePullPolicy === '') c.imagePullPolicy = imageTag(c.image) === 'latest' ? 'Always' : 'IfNotPresent'
+  if (c.terminationMessagePath === undefined || c.terminationMessagePath === '') c.terminationMessagePath = '/dev/termination-log'
+  if (c.terminationMessagePolicy === undefined || c.terminationMessagePolicy === '') c.terminationMessagePolicy = 'File'
+  for (const p of list(c.ports)) p.protocol ??= 'TCP'
+  defaultProbe(c.livenessProbe)
+  defaultProbe(c.readinessProbe)
+  defaultProbe(c.startupProbe)
+  for (const e of list(c.env)) if (isObj(e.valueFrom) && isObj(e.valueFrom.fieldRef)) e.valueFrom.fieldRef.apiVersion ??= 'v1'
+}
+
+/** SetDefaults_PodSpec and the defaults of everything inside a pod spec; applies to pods and pod templates. */
+export function defaultPodSpec(spec: unknown): void {
+  if (!isObj(spec)) return
+  if (spec.dnsPolicy === undefined || spec.dnsPolicy === '') spec.dnsPolicy = 'ClusterFirst'
+  if (spec.restartPolicy === undefined || spec.restartPolicy === '') spec.restartPolicy = 'Always'
+  spec.securityContext ??= {}
+  spec.terminationGracePeriodSeconds ??= 30
+  if (spec.schedulerName === undefined || spec.schedulerName === '') spec.schedulerName = 'default-scheduler'
+  for (const c of [...list(spec.initContainers), ...list(spec.containers), ...list(spec.ephemeralContainers)]) defaultContainer(c)
+  for (const v of list(spec.volumes)) {
+    for (const k of ['secret', 'configMap', 'downwardAPI', 'projected']) if (isObj(v[k])) v[k].defaultMode ??= 420
+    if (isObj(v.downwardAPI)) for (const i of list(v.downwardAPI.items)) if (isObj(i.fieldRef)) i.fieldRef.apiVersion ??= 'v1'
+  }
+}
+
+/** Defaults of a PodTemplateSpec (`spec.template` of workloads). */
+export function defaultPodTemplate(template: unknown): void {
+  if (isObj(template)) defaultPodSpec(template.spec)
+}
+
+/** SetDefaults_Pod: only for Pod objects, not for templates. */
+function defaultPod(o: Obj): void {
+  const spec = o.spec
+  if (!isObj(spec)) return
+  for (const c of [...list(spec.containers), ...list(spec.initContainers)]) {
+    if (isObj(c.resources) && isObj(c.resources.limits)) {
+      const req: Obj = isObj(c.resources.requests) ? c.resources.requests : (c.resources.requests = {})
+      for (const [k, v] of Object.entries(c.resources.limits)) if (!(k in req)) req[k] = v
+    }
+  }
+  spec.enableServiceLinks ??= true
+  if (spec.hostNetwork === true) {
+    for (const c of [...list(spec.initContainers), ...list(spec.containers)]) for (const p of list(c.ports)) if (p.hostPort === undefined || p.hostPort === 0) p.hostPort = p.containerPort
+  }
+  defaultPodSpec(spec)
+}
+
+// ---- quality of service (upstream pkg/apis/core/helper/qos) ----
+
+const SUFFIX: Record<string, number> = {
+  n: 1e-9, u: 1e-6, m: 1e-3, '': 1, k: 1e3, M: 1e6, G: 1e9, T: 1e12, P: 1e15, E: 1e18,
+  Ki: 2 ** 10, Mi: 2 ** 20, Gi: 2 ** 30, Ti: 2 ** 40, Pi: 2 ** 50, Ei: 2 ** 60,
+}
+
+/** A Quantity as a number (close enough to compare); NaN when malformed. */
+export function parseQuantity(q: unknown): number {
+  if (typeof q === 'number') return q
+  if (typeof q !== 'string') return NaN
+  const m = /^([+-]?(?:\d+\.?\d*|\.\d+))(?:([eE][+-]?\d+)|(Ki|Mi|Gi|Ti|Pi|Ei|n|u|m|k|M|G|T|P|E)?)$/.exec(q.trim())
+  if (!m) return NaN
+  const n = Number(m[1])
+  if (m[2] !== undefined) return n * 10 ** Number(m[2].slice(1))
+  return n * SUFFIX[m[3] ?? '']
+}
+
+function sameQuantity(a: number, b: number): boolean { return Math.abs(a - b) <= 1e-9 * Math.max(1, Math.abs(a), Math.abs(b)) }
+
+export function podQOSClass(spec: unknown): 'Guaranteed' | 'Burstable' | 'BestEffort' {
+  const requests = new Map<string, number>()
+  const limits = new Map<string, number>()
+  let guaranteed = true
+  const add = (into: Map<string, number>, rl: unknown, found?: Set<string>) => {
+    if (!isObj(rl)) return
+    for (const [name, q] of Object.entries(rl)) {
+      if (name !== 'cpu' && name !== 'memory') continue
+      const v = parseQuantity(q)
+      if (!(v > 0)) continue
+      found?.add(name)
+      into.set(name, (into.get(name) ?? 0) + v)
+    }
+  }
+  const s = isObj(spec) ? spec : {}
+  if (isObj(s.resources) && (isObj(s.resources.requests) || isObj(s.resources.limits))) {
+    add(requests, s.resources.requests)
+    if (isObj(s.resources.limits) && Object.keys(s.resources.limits).length > 0) {
+      const found = new Set<string>()
+      add(limits, s.resources.limits, found)
+      if (!found.has('cpu') || !found.has('memory')) guaranteed = false
+    } else guaranteed = false
+  } else {
+    for (const c of [...list(s.containers), ...list(s.initContainers)]) {
+      const r = isObj(c.resources) ? c.resources : {}
+      add(requests, r.requests)
+      const found = new Set<string>()
+      add(limits, r.limits, found)
+      if (!found.has('cpu') || !found.has('memory')) guaranteed = false
+    }
+  }
+  if (requests.size === 0 && limits.size === 0) return 'BestEffort'
+  if (guaranteed) {
+    for (const [name, req] of requests) {
+      const lim = limits.get(name)
+      if (lim === undefined || !sameQuantity(lim, req)) { guaranteed = false; break }
+    }
+  }
+  return guaranteed && requests.size === limits.size ? 'Guaranteed' : 'Burstable'
+}
+
+// ---- validation (the small subset that keeps clients and controllers working) ----
+
+/** Containers present, each with a unique name and an image. */
+export function validatePodSpec(spec: unknown, path: string): FieldError[] {
+  const errs: FieldError[] = []
+  const s = isObj(spec) ? spec : {}
+  const containers = Array.isArray(s.containers) ? s.containers : []
+  if (containers.length === 0) errs.push(fieldRequired(`${path}.containers`))
+  const seen = new Set<string>()
+  const check = (kind: string, arr: unknown) => {
+    if (!Array.isArray(arr)) return
+    arr.forEach((c, i) => {
+      const p = `${path}.${kind}[${i}]`
+      const name = isObj(c) ? c.name : undefined
+      if (typeof name !== 'string' || name === '') errs.push(fieldRequired(`${p}.name`))
+      else if (seen.has(name)) errs.push(fieldDuplicate(`${p}.name`, name))
+      else seen.add(name)
+      const image = isObj(c) ? c.image : undefined
+      if (typeof image !== 'string' || image === '') errs.push(fieldRequired(`${p}.image`))
+    })
+  }
+  check('initContainers', s.initContainers)
+  check('containers', s.containers)
+  return errs
+}
+
+/** Whether a metav1.LabelSelector matches a label set (nil selects nothing, empty selects everything). */
+export function selectorMatches(sel: unknown, labels: unknown): boolean {
+  if (!isObj(sel)) return false
+  const l: Obj = isObj(labels) ? labels : {}
+  if (isObj(sel.matchLabels)) for (const [k, v] of Object.entries(sel.matchLabels)) if (l[k] !== v) return false
+  for (const e of list(sel.matchExpressions)) {
+    const has = Object.prototype.hasOwnProperty.call(l, e.key)
+    const values: unknown[] = Array.isArray(e.values) ? e.values : []
+    switch (e.operator) {
+      case 'In': if (!has || !values.includes(l[e.key])) return false; break
+      case 'NotIn': if (has && values.includes(l[e.key])) return false; break
+      case 'Exists': if (!has) return false; break
+      case 'DoesNotExist': if (has) return false; break
+      default: return false
+    }
+  }
+  return true
+}
+
+function selectorIsEmpty(sel: Obj): boolean {
+  return Object.keys(isObj(sel.matchLabels) ? sel.matchLabels : {}).length + (Array.isArray(sel.matchExpressions) ? sel.matchExpressions.length : 0) === 0
+}
+
+/**
+ * The selector and template checks of apps/v1 workloads (ValidateDeploymentSpec, ValidateReplicaSetSpec,
+ * ValidateStatefulSetSpec, ValidateDaemonSetSpec): `kind` is the word of the "empty selector" message.
+ */
+export function validateWorkloadSpec(o: Obj, kind: 'deployment' | 'statefulset' | 'daemonset', opts: { selectorRequired: boolean; restartAlways?: boolean } = { selectorRequired: true }): FieldError[] {
+  const errs: FieldError[] = []
+  const spec = isObj(o.spec) ? o.spec : {}
+  const sel = spec.selector
+  if (!isObj(sel)) {
+    if (opts.selectorRequired) errs.push(fieldRequired('spec.selector'))
+  } else if (selectorIsEmpty(sel)) {
+    errs.push(fieldInvalid('spec.selector', sel, `empty selector is invalid for ${kind}`))
+  }
+  const template = isObj(spec.template) ? spec.template : {}
+  const labels = isObj(template.metadata) ? template.metadata.labels : undefined
+  // A nil selector selects nothing, so the template never matches it; an empty one skips the check.
+  if ((!isObj(sel) || !selectorIsEmpty(sel)) && !selectorMatches(sel, labels)) {
+    errs.push(fieldInvalid('spec.template.metadata.labels', labels ?? null, '`selector` does not match template `labels`'))
+  }
+  errs.push(...validatePodSpec(template.spec, 'spec.template.spec'))
+  if (opts.restartAlways !== false) {
+    const rp = isObj(template.spec) ? template.spec.restartPolicy : undefined
+    if (rp !== undefined && rp !== 'Always') errs.push(fieldNotSupported('spec.template.spec.restartPolicy', rp, ['Always']))
+  }
+  return errs
+}
+
+// ---- the table (upstream printPod) ----
+
+interface PodRow { ready: string; status: string; restarts: string }
+
+function podRow(o: Obj, now: number): PodRow {
+  const spec: Obj = isObj(o.spec) ? o.spec : {}
+  const status: Obj = isObj(o.status) ? o.status : {}
+  const conditions = list(status.conditions)
+  let restarts = 0
+  let sidecarRestarts = 0
+  let totalContainers = list(spec.containers).length
+  let readyContainers = 0
+  let lastRestart = 0
+  let lastSidecarRestart = 0
+  const phase: string = status.phase ?? ''
+  let reason: string = status.reason ? status.reason : phase
+  for (const c of conditions) if (c.type === 'PodScheduled' && c.reason === 'SchedulingGated') reason = 'SchedulingGated'
+
+  const initContainers = new Map<string, Obj>()
+  for (const c of list(spec.initContainers)) {
+    initContainers.set(c.name, c)
+    if (c.restartPolicy === 'Always') totalContainers++
+  }
+  const isSidecar = (name: unknown) => initContainers.get(name as string)?.restartPolicy === 'Always'
+  const finishedAt = (cs: Obj) => parseTime(cs.lastState?.terminated?.finishedAt) ?? 0
+
+  let initializing = false
+  const initStatuses = list(status.initContainerStatuses)
+  const nInit = list(spec.initContainers).length
+  for (let i = 0; i < initStatuses.length; i++) {
+    const cs = initStatuses[i]
+    const rc = Number(cs.restartCount ?? 0)
+    restarts += rc
+    lastRestart = Math.max(lastRestart, finishedAt(cs))
+    if (isSidecar(cs.name)) {
+      sidecarRestarts += rc
+      lastSidecarRestart = Math.max(lastSidecarRestart, finishedAt(cs))
+    }
+    const term = cs.state?.terminated
+    const waiting = cs.state?.waiting
+    if (term && Number(term.exitCode ?? 0) === 0) continue
+    if (isSidecar(cs.name) && cs.started === true) {
+      if (cs.ready === true) readyContainers++
+      continue
+    }
+    if (term) {
+      if (!term.reason) reason = term.signal ? `Init:Signal:${term.signal}` : `Init:ExitCode:${term.exitCode ?? 0}`
+      else reason = `Init:${term.reason}`
+    } else if (waiting && waiting.reason && waiting.reason !== 'PodInitializing') {
+      reason = `Init:${waiting.reason}`
+    } else {
+      reason = `Init:${i}/${nInit}`
+    }
+    initializing = true
+    break
+  }
+
+  const initialized = conditions.some((c) => c.type === 'Initialized' && c.status === 'True')
+  if (!initializing || initialized) {
+    restarts = sidecarRestarts
+    lastRestart = lastSidecarRestart
+    let hasRunning = false
+    const statuses = list(status.containerStatuses)
+    for (let i = statuses.length - 1; i >= 0; i--) {
+      const cs = statuses[i]
+      restarts += Number(cs.restartCount ?? 0)
+      lastRestart = Math.max(lastRestart, finishedAt(cs))
+      const waiting = cs.state?.waiting
+      const term = cs.state?.terminated
+      if (waiting && waiting.reason) reason = waiting.reason
+      else if (term && term.reason) reason = term.reason
+      else if (term) reason = term.signal ? `Signal:${term.signal}` : `ExitCode:${term.exitCode ?? 0}`
+      else if (cs.ready === true && cs.state?.running) { hasRunning = true; readyContainers++ }
+    }
+    if (reason === 'Completed' && hasRunning) {
+      reason = conditions.some((c) => c.type === 'Ready' && c.status === 'True') ? 'Running' : 'NotReady'
+    }
+  }
+
+  const deleting = o.metadata?.deletionTimestamp !== undefined && o.metadata?.deletionTimestamp !== null
+  if (deleting && status.reason === 'NodeLost') reason = 'Unknown'
+  else if (deleting && phase !== 'Failed' && phase !== 'Succeeded') reason = 'Terminating'
+
+  const restartsText = restarts !== 0 && lastRestart !== 0 ? `${restarts} (${since(new Date(lastRestart).toISOString(), now)} ago)` : String(restarts)
+  return { ready: `${readyContainers}/${totalContainers}`, status: reason, restarts: restartsText }
+}
+
+function podIP(o: Obj): string {
+  const ips = list(o.status?.podIPs)
+  if (ips.length > 0) return ips[0].ip ?? ''
+  return o.status?.podIP ?? ''
+}
+
+export default defineResource({
+  group: '', version: 'v1', kind: 'Pod', resource: 'pods', singular: 'pod', scope: 'Namespaced',
+  verbs: ALL_VERBS,
+  shortNames: ['po'],
+  categories: ['all'],
+  subresources: ['status'],
+  schemaRef: 'io.orch.api.core.v1.Pod',
+  strategy: {
+    ...statusSplit.strategy,
+    default: defaultPod,
+    prepareForCreate: (o) => { o.status = { phase: 'Pending', qosClass: podQOSClass(o.spec) } },
+    validate: (o) => validatePodSpec(o.spec, 'spec'),
+    validateUpdate: (o) => validatePodSpec(o.spec, 'spec'),
+    allowUnconditionalUpdate: true,
+    returnDeletedObject: true,
+    nameRule: 'subdomain',
+    hasGeneration: false,
+  },
+  status: statusSplit.status,
+  table: [
+    nameColumn(),
+    { name: 'Ready', type: 'string', description: 'The aggregate readiness state of this pod for accepting traffic.', cell: (o, now) => podRow(o, now).ready },
+    { name: 'Status', type: 'string', description: 'The aggregate status of the containers in this pod.', cell: (o, now) => podRow(o, now).status },
+    { name: 'Restarts', type: 'string', description: 'The number of times the containers in this pod have been restarted and when the last container in this pod has restarted.', cell: (o, now) => podRow(o, now).restarts },
+    ageColumn(),
+    { name: 'IP', type: 'string', priority: 1, description: 'podIP address allocated to the pod. Routable at least within the cluster. Empty if not yet allocated.', cell: (o) => podIP(o) || '<none>' },
+    { name: 'Node', type: 'string', priority: 1, description: 'NodeName indicates in which node this pod is scheduled.', cell: (o) => o.spec?.nodeName || '<none>' },
+    { name: 'Nominated Node', type: 'string', priority: 1, description: 'nominatedNodeName is set only when this pod preempts other pods on the node, but it cannot be scheduled right away as preemption victims receive their graceful termination periods.', cell: (o) => o.status?.nominatedNodeName || '<none>' },
+    {
+      name: 'Readiness Gates', type: 'string', priority: 1, description: 'If specified, all readiness gates will be evaluated for pod readiness.',
+      cell: (o) => {
+        const gates = list(o.spec?.readinessGates)
+        if (gates.length === 0) return '<none>'
+        const conditions = list(o.status?.conditions)
+        let n = 0
+        for (const g of gates) {
+          const c = conditions.find((x) => x.type === g.conditionType)
+          if (c && c.status === 'True') n++
+        }
+        return `${n}/${gates.length}`
+      },
+    },
+  ],
+  fieldSelectors: {
+    'spec.nodeName': (o) => o.spec?.nodeName ?? '',
+    // Old clients send spec.host; upstream converts it to spec.nodeName.
+    'spec.host': (o) => o.spec?.nodeName ?? '',
+    'spec.restartPolicy': (o) => o.spec?.restartPolicy ?? '',
+    'spec.schedulerName': (o) => o.spec?.schedulerName ?? '',
+    'spec.serviceAccountName': (o) => o.spec?.serviceAccountName ?? '',
+    'spec.hostNetwork': (o) => String(o.spec?.hostNetwork === true),
+    'status.phase': (o) => o.status?.phase ?? '',
+    'status.podIP': (o) => podIP(o),
+    // Upstream accepts this label but never fills it in the selectable field set, so it is always ''.
+    'status.podIPs': () => '',
+    'status.nominatedNodeName': (o) => o.status?.nominatedNodeName ?? '',
+  },
+})

@@ -1,0 +1,96 @@
+// RoleBinding (rbac.authorization.orch.io/v1). Also exports the binding defaulting and validation.
+import { isDeepStrictEqual } from 'node:util'
+import { defineResource, ALL_VERBS } from '../../define.js'
+import type { Obj, TableColumn } from '../../define.js'
+import { fieldInvalid, fieldNotSupported, fieldRequired } from '../../../machinery/errors.js'
+import type { FieldError } from '../../../machinery/errors.js'
+import { ageColumn, nameColumn } from '../_printers.js'
+
+export const RBAC_GROUP = 'rbac.authorization.orch.io'
+
+function isObj(v: unknown): v is Obj { return v !== null && typeof v === 'object' && !Array.isArray(v) }
+
+/** path.IsValidPathSegmentName: the messages of ValidateRBACName. */
+export function pathSegmentNameErrors(name: string): string[] {
+  if (name === '.' || name === '..') return [`may not be '${name}'`]
+  const errs: string[] = []
+  for (const c of ['/', '%']) if (name.includes(c)) errs.push(`may not contain '${c}'`)
+  return errs
+}
+
+/** SetDefaults_RoleBinding / SetDefaults_ClusterRoleBinding / SetDefaults_Subject. */
+export function defaultBinding(o: Obj): void {
+  if (isObj(o.roleRef) && (o.roleRef.apiGroup === undefined || o.roleRef.apiGroup === '')) o.roleRef.apiGroup = RBAC_GROUP
+  if (Array.isArray(o.subjects)) {
+    for (const s of o.subjects) {
+      if (!isObj(s) || (s.apiGroup !== undefined && s.apiGroup !== '')) continue
+      if (s.kind === 'ServiceAccount') s.apiGroup = ''
+      else if (s.kind === 'User' || s.kind === 'Group') s.apiGroup = RBAC_GROUP
+    }
+  }
+}
+
+/** ValidateRoleBinding / ValidateClusterRoleBinding: roleRef and subjects. */
+export function validateBinding(o: Obj, roleKinds: string[], namespaced: boolean): FieldError[] {
+  const errs: FieldError[] = []
+  const ref: Obj = isObj(o.roleRef) ? o.roleRef : {}
+  if (ref.apiGroup !== RBAC_GROUP) errs.push(fieldNotSupported('roleRef.apiGroup', ref.apiGroup ?? '', [RBAC_GROUP]))
+  if (!roleKinds.includes(ref.kind)) errs.push(fieldNotSupported('roleRef.kind', ref.kind ?? '', roleKinds))
+  if (typeof ref.name !== 'string' || ref.name === '') errs.push(fieldRequired('roleRef.name'))
+  else for (const msg of pathSegmentNameErrors(ref.name)) errs.push(fieldInvalid('roleRef.name', ref.name, msg))
+  const subjects: unknown[] = Array.isArray(o.subjects) ? o.subjects : []
+  subjects.forEach((x, i) => {
+    const s: Obj = isObj(x) ? x : {}
+    const p = `subjects[${i}]`
+    if (typeof s.name !== 'string' || s.name === '') errs.push(fieldRequired(`${p}.name`))
+    switch (s.kind) {
+      case 'ServiceAccount':
+        if (s.apiGroup !== undefined && s.apiGroup !== '') errs.push(fieldNotSupported(`${p}.apiGroup`, s.apiGroup, ['']))
+        if (!namespaced && (typeof s.namespace !== 'string' || s.namespace === '')) errs.push(fieldRequired(`${p}.namespace`))
+        break
+      case 'User':
+      case 'Group':
+        if (s.apiGroup !== RBAC_GROUP) errs.push(fieldNotSupported(`${p}.apiGroup`, s.apiGroup ?? '', [RBAC_GROUP]))
+        break
+      default:
+        errs.push(fieldNotSupported(`${p}.kind`, s.kind ?? '', ['ServiceAccount', 'User', 'Group']))
+    }
+  })
+  return errs
+}
+
+/** roleRef may not change after creation. */
+export function validateRoleRefUnchanged(o: Obj, old: Obj): FieldError[] {
+  return isDeepStrictEqual(o.roleRef, old.roleRef) ? [] : [fieldInvalid('roleRef', o.roleRef ?? null, 'cannot change roleRef')]
+}
+
+function subjectsOf(o: Obj, kind: string): string {
+  const subjects: Obj[] = Array.isArray(o.subjects) ? o.subjects : []
+  return subjects.filter((s) => s?.kind === kind).map((s) => (kind === 'ServiceAccount' ? `${s.namespace ?? ''}:${s.name ?? ''}` : s.name ?? '')).join(', ')
+}
+
+/** upstream printRoleBinding / printClusterRoleBinding columns. */
+export function bindingColumns(): TableColumn[] {
+  return [
+    nameColumn(),
+    { name: 'Role', type: 'string', description: 'RoleRef can reference a Role in the current namespace or a ClusterRole in the global namespace.', cell: (o) => `${o.roleRef?.kind ?? ''}/${o.roleRef?.name ?? ''}` },
+    ageColumn(),
+    { name: 'Users', type: 'string', priority: 1, description: 'Users in the roleBinding', cell: (o) => subjectsOf(o, 'User') },
+    { name: 'Groups', type: 'string', priority: 1, description: 'Groups in the roleBinding', cell: (o) => subjectsOf(o, 'Group') },
+    { name: 'ServiceAccounts', type: 'string', priority: 1, description: 'ServiceAccounts in the roleBinding', cell: (o) => subjectsOf(o, 'ServiceAccount') },
+  ]
+}
+
+export default defineResource({
+  group: RBAC_GROUP, version: 'v1', kind: 'RoleBinding', resource: 'rolebindings', singular: 'rolebinding', scope: 'Namespaced',
+  verbs: ALL_VERBS,
+  schemaRef: 'io.orch.api.rbac.v1.RoleBinding',
+  strategy: {
+    default: defaultBinding,
+    validate: (o) => validateBinding(o, ['Role', 'ClusterRole'], true),
+    validateUpdate: (o, old) => [...validateBinding(o, ['Role', 'ClusterRole'], true), ...validateRoleRefUnchanged(o, old)],
+    allowUnconditionalUpdate: true,
+    nameRule: 'path',
+  },
+  table: bindingColumns(),
+})

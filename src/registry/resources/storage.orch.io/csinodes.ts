@@ -1,0 +1,9 @@
+// CSINode (storage.orch.io/v1, cluster-scoped). DELETE answers with the deleted object.
+import { defineResource, ALL_VERBS } from '../../define.js'
+
+export default defineResource({
+  group: 'storage.orch.io', version: 'v1', kind: 'CSINode', resource: 'csinodes', singular: 'csinode', scope: 'Cluster',
+  verbs: ALL_VERBS,
+  schemaRef: 'io.orch.api.storage.v1.CSINode',
+  strategy: { allowUnconditionalUpdate: true, returnDeletedObject: true, nameRule: 'subdomain' },
+})

@@ -1,0 +1,116 @@
+// The generated schema data: loaded once, adapted for ajv, compiled per kind on first use; type errors become FieldErrors.
+import { existsSync, readFileSync } from 'node:fs'
+import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv'
+import type { FieldError } from '../machinery/errors.js'
+
+export type SchemaNode = Record<string, any>
+
+let definitions: Record<string, SchemaNode> | undefined
+
+/** The renamed upstream definitions (src/registry/schemas/definitions.json, written by scripts/gen-schemas.mjs). */
+export function loadDefinitions(): Record<string, SchemaNode> {
+  if (!definitions) {
+    // Next to this module when run from source; from dist/, the source tree holds the data.
+    const here = new URL('./schemas/definitions.json', import.meta.url)
+    const url = existsSync(here) ? here : new URL('../../../src/registry/schemas/definitions.json', import.meta.url)
+    definitions = (JSON.parse(readFileSync(url, 'utf8')) as { definitions: Record<string, SchemaNode> }).definitions
+  }
+  return definitions
+}
+
+/** Swagger 2 leaves to JSON Schema for ajv: int-or-string, quantities, free-form JSON, no formats. */
+function adapt(name: string, node: SchemaNode): SchemaNode {
+  if (name.endsWith('.IntOrString')) return { type: ['integer', 'string'] }
+  if (name.endsWith('.Quantity')) return { type: ['string', 'number'] }
+  if (/\.JSON(SchemaPropsOr\w+)?$/.test(name)) return {}
+  return strip(node)
+}
+
+function strip(node: unknown): any {
+  if (Array.isArray(node)) return node.map(strip)
+  if (node === null || typeof node !== 'object') return node
+  const out: SchemaNode = {}
+  for (const [k, v] of Object.entries(node as SchemaNode)) {
+    if (k === 'format' || k.startsWith('x-') || k === 'description') continue
+    if (k === 'required') continue // Go decoding does not require fields; the strategies check what must be set.
+    out[k] = k === 'properties' ? Object.fromEntries(Object.entries(v as SchemaNode).map(([pk, pv]) => [pk, strip(pv)])) : strip(v)
+  }
+  if (out.format === 'int-or-string') return { type: ['integer', 'string'] }
+  return out
+}
+
+/** Drops null-valued object keys in place: a JSON null decodes to the zero value, as in Go. */
+export function dropNulls(v: unknown): void {
+  if (Array.isArray(v)) { for (const x of v) dropNulls(x); return }
+  if (v === null || typeof v !== 'object') return
+  const o = v as Record<string, unknown>
+  for (const k of Object.keys(o)) {
+    if (o[k] === null) delete o[k]
+    else dropNulls(o[k])
+  }
+}
+
+const typeNames: Record<string, string> = { string: 'string', integer: 'integer', number: 'number', boolean: 'boolean', object: 'object', array: 'array' }
+
+function jsonType(v: unknown): string {
+  if (Array.isArray(v)) return 'array'
+  if (v === null) return 'null'
+  if (typeof v === 'number') return Number.isInteger(v) ? 'integer' : 'number'
+  return typeof v
+}
+
+/** `/spec/containers/0/image` → `spec.containers[0].image`, using the object to tell list indices from keys. */
+export function fieldPath(obj: unknown, instancePath: string): string {
+  const segs = instancePath.split('/').slice(1).map((s) => s.replace(/~1/g, '/').replace(/~0/g, '~'))
+  let out = ''
+  let cur: any = obj
+  for (const s of segs) {
+    if (Array.isArray(cur)) out += `[${s}]`
+    else if (cur !== null && typeof cur === 'object' && /[^A-Za-z0-9_-]/.test(s) && out !== '') out += `[${s}]`
+    else out += out === '' ? s : `.${s}`
+    cur = cur?.[s]
+  }
+  return out
+}
+
+function valueAt(obj: unknown, instancePath: string): unknown {
+  let cur: any = obj
+  for (const s of instancePath.split('/').slice(1)) cur = cur?.[s.replace(/~1/g, '/').replace(/~0/g, '~')]
+  return cur
+}
+
+function toFieldError(obj: unknown, e: ErrorObject): FieldError {
+  const field = fieldPath(obj, e.instancePath)
+  const value = valueAt(obj, e.instancePath)
+  if (e.keyword === 'type') {
+    const want = ([] as string[]).concat((e.params as { type: string | string[] }).type).map((t) => typeNames[t] ?? t).join(' or ')
+    return { type: 'FieldValueTypeInvalid', field, value, detail: `${field} in body must be of type ${want}: ${JSON.stringify(jsonType(value))}` }
+  }
+  if (e.keyword === 'enum') {
+    return { type: 'FieldValueNotSupported', field, value, supported: (e.params as { allowedValues: unknown[] }).allowedValues.map(String) }
+  }
+  return { type: 'FieldValueInvalid', field, value, detail: e.message ?? e.keyword }
+}
+
+export class SchemaSet {
+  #ajv: Ajv
+  #compiled = new Map<string, ValidateFunction>()
+
+  constructor(defs: Record<string, SchemaNode> = loadDefinitions()) {
+    this.#ajv = new Ajv({ allErrors: true, strict: false, validateFormats: false })
+    const adapted: Record<string, SchemaNode> = {}
+    for (const [k, v] of Object.entries(defs)) adapted[k] = adapt(k, v)
+    this.#ajv.addSchema({ $id: 'orch', definitions: adapted })
+  }
+
+  /** Type errors of an object against a definition (nulls must already be dropped). */
+  validate(ref: string, obj: unknown): FieldError[] {
+    let fn = this.#compiled.get(ref)
+    if (!fn) {
+      fn = this.#ajv.compile({ $ref: `orch#/definitions/${ref}` })
+      this.#compiled.set(ref, fn)
+    }
+    if (fn(obj)) return []
+    return (fn.errors ?? []).filter((e) => e.keyword !== 'anyOf' && e.keyword !== 'oneOf').map((e) => toFieldError(obj, e))
+  }
+}

@@ -1,0 +1,152 @@
+// A front-end thread: its own uWS App(s) on the shared ports, parse → pipeline → respond, guarded so no request can take the process down.
+import { workerData, parentPort } from 'node:worker_threads'
+import { createRequire } from 'node:module'
+import { pino } from 'pino'
+import type { HttpRequest, HttpResponse, TemplatedApp, us_listen_socket } from 'uWebSockets.js'
+import { entityTooLarge, BODY_LIMIT } from '../machinery/errors.js'
+import { RequestContext } from '../pipeline/context.js'
+import { handle } from '../pipeline/index.js'
+import { parseRequestInfo } from './request-info.js'
+import { writeResponse, errorResponse } from './respond.js'
+import { buildRouter } from './routes.js'
+import { setupPipeline, type FrontendData } from './setup.js'
+import { closeAllWatches } from './watch.js'
+
+const data = workerData as FrontendData
+const log = pino({ level: data.options.logLevel, redact: ['req.headers.authorization'] }).child({ frontend: data.index })
+
+/** The native uWS binary, loaded directly: the package would otherwise fall back to a slow JavaScript server silently. */
+function loadUws(): typeof import('uWebSockets.js') {
+  const require = createRequire(import.meta.url)
+  const name = `uws_${process.platform}_${process.arch}_${process.versions.modules}.node`
+  return require(`uWebSockets.js/binaries/${name}`)
+}
+
+const uws = loadUws()
+const { store, authz } = setupPipeline(data, log, ({ registry, store }) => buildRouter({ registry, store, data, log }))
+
+let nextReq = 0
+const HAS_BODY = new Set(['POST', 'PUT', 'PATCH', 'DELETE'])
+
+function onRequest(res: HttpResponse, req: HttpRequest): void {
+  let ctx: RequestContext | undefined
+  try {
+    // Everything is copied out of req before the first await: req is invalid after this function returns.
+    const method = req.getCaseSensitiveMethod().toUpperCase()
+    const url = req.getUrl()
+    const q = req.getQuery() ?? ''
+    const headers: Record<string, string> = {}
+    req.forEach((k, v) => { headers[k] = headers[k] === undefined ? v : `${headers[k]},${v}` })
+    const query = new URLSearchParams(q)
+    const info = parseRequestInfo(method, url, query)
+    const reqId = `${data.index}-${++nextReq}`
+    ctx = new RequestContext(method, url, query, headers, info, log.child({ reqId, verb: info.verb, resource: info.resource, namespace: info.namespace || undefined }))
+    const c = ctx
+    res.onAborted(() => { c.aborted = true })
+    if (HAS_BODY.has(method)) readBody(res, c)
+    else void run(res, c)
+  } catch (err) {
+    fail(res, ctx, err)
+  }
+}
+
+function readBody(res: HttpResponse, ctx: RequestContext): void {
+  const declared = Number(ctx.headers['content-length'] ?? 0)
+  if (declared > BODY_LIMIT) { fail(res, ctx, entityTooLarge()); return }
+  const chunks: Buffer[] = []
+  let size = 0
+  let over = false
+  res.onData((ab, isLast) => {
+    if (over) return
+    try {
+      size += ab.byteLength
+      if (size > BODY_LIMIT) {
+        over = true
+        fail(res, ctx, entityTooLarge())
+        return
+      }
+      chunks.push(Buffer.from(ab.slice(0)))
+      if (isLast) {
+        ctx.body = chunks.length === 1 ? chunks[0] : Buffer.concat(chunks)
+        void run(res, ctx)
+      }
+    } catch (err) {
+      fail(res, ctx, err)
+    }
+  })
+}
+
+async function run(res: HttpResponse, ctx: RequestContext): Promise<void> {
+  try {
+    const r = await handle(ctx)
+    if (ctx.aborted) return
+    if (r.stream) { r.stream(res, ctx); return }
+    writeResponse(res, r, ctx.method === 'HEAD')
+    accessLog(ctx, r.status)
+  } catch (err) {
+    fail(res, ctx, err)
+  }
+}
+
+function fail(res: HttpResponse, ctx: RequestContext | undefined, err: unknown): void {
+  try {
+    const { response, bug } = errorResponse(ctx, err)
+    if (bug) (ctx?.log ?? log).error({ err }, 'request failed with an unexpected error')
+    if (ctx?.aborted) return
+    writeResponse(res, response, false)
+    if (ctx) accessLog(ctx, response.status)
+  } catch (e) {
+    log.error({ err: e }, 'could not write an error response')
+  }
+}
+
+function accessLog(ctx: RequestContext, status: number): void {
+  if (!ctx.log.isLevelEnabled('info')) return
+  ctx.log.info({ method: ctx.method, url: ctx.url, status, ms: Math.round((performance.now() - ctx.start) * 1000) / 1000, timings: ctx.timings }, 'access')
+}
+
+function guarded(res: HttpResponse, req: HttpRequest): void {
+  try { onRequest(res, req) } catch (err) {
+    log.error({ err }, 'handler threw')
+    try { res.cork(() => { res.writeStatus('500 Internal Server Error').end() }) } catch { /* the socket is gone */ }
+  }
+}
+
+const apps: Array<{ app: TemplatedApp; socket: us_listen_socket | null }> = []
+
+function listen(app: TemplatedApp, host: string, port: number): Promise<us_listen_socket> {
+  return new Promise((resolve, reject) => {
+    app.any('/*', guarded)
+    app.listen(host, port, (s) => { if (s) resolve(s); else reject(new Error(`front-end ${data.index} could not listen on ${host}:${port}`)) })
+  })
+}
+
+async function main(): Promise<void> {
+  if (data.httpsPort > 0) {
+    const app = uws.SSLApp({ cert_file_name: data.tls.certFile, key_file_name: data.tls.keyFile })
+    apps.push({ app, socket: await listen(app, data.options.bindAddress, data.httpsPort) })
+  }
+  if (data.httpPort > 0) {
+    const app = uws.App()
+    apps.push({ app, socket: await listen(app, data.options.bindAddress, data.httpPort) })
+  }
+  parentPort!.postMessage({ type: 'listening' })
+}
+
+parentPort!.on('message', (m: { type: string }) => {
+  if (m.type === 'close') {
+    // Never terminate a worker whose app listens: close the sockets and let the loop drain.
+    for (const a of apps) if (a.socket) { uws.us_listen_socket_close(a.socket); a.socket = null }
+    closeAllWatches()
+    for (const a of apps) try { (a.app as unknown as { close?: () => void }).close?.() } catch { /* older builds lack close */ }
+    store.clients.forEach((c) => c.close())
+    authz.close()
+    parentPort!.postMessage({ type: 'closed' })
+  }
+})
+
+main().catch((err) => {
+  log.fatal({ err }, 'front-end failed to start')
+  parentPort!.postMessage({ type: 'failed', message: err instanceof Error ? err.message : String(err) })
+})
+

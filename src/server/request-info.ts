@@ -1,0 +1,86 @@
+// Parse a request path and method into RequestInfo (verb, group, version, namespace, resource, subresource, name).
+
+export interface RequestInfo {
+  isResourceRequest: boolean
+  path: string
+  /** API verb: get, list, watch, create, update, patch, delete, deletecollection; or the lower-case HTTP method for non-resource paths. */
+  verb: string
+  apiPrefix: '' | 'api' | 'apis'
+  group: string
+  version: string
+  namespace: string
+  resource: string
+  subresource: string
+  name: string
+  /** Path segments after the version, for 404 decisions. */
+  parts: string[]
+}
+
+function isTrue(v: string | undefined): boolean { return v === 'true' || v === '1' }
+
+/** Mirrors upstream's RequestInfoFactory: /api/v1/..., /apis/<group>/<version>/..., optional namespaces/<ns>/. */
+export function parseRequestInfo(method: string, path: string, query: URLSearchParams): RequestInfo {
+  const info: RequestInfo = {
+    isResourceRequest: false, path, verb: method.toLowerCase(), apiPrefix: '', group: '', version: '',
+    namespace: '', resource: '', subresource: '', name: '', parts: [],
+  }
+  const segs = path.split('/').filter((s) => s.length > 0).map((s) => { try { return decodeURIComponent(s) } catch { return s } })
+  if (segs.length === 0) return info
+  let rest: string[]
+  if (segs[0] === 'api') {
+    info.apiPrefix = 'api'
+    if (segs.length < 2) return info
+    info.version = segs[1]
+    rest = segs.slice(2)
+  } else if (segs[0] === 'apis') {
+    info.apiPrefix = 'apis'
+    if (segs.length < 3) { info.group = segs[1] ?? ''; return info }
+    info.group = segs[1]
+    info.version = segs[2]
+    rest = segs.slice(3)
+  } else {
+    return info
+  }
+  info.parts = rest
+  if (rest.length === 0) return info
+  info.isResourceRequest = true
+  switch (method) {
+    case 'POST': info.verb = 'create'; break
+    case 'GET': case 'HEAD': info.verb = 'get'; break
+    case 'PUT': info.verb = 'update'; break
+    case 'PATCH': info.verb = 'patch'; break
+    case 'DELETE': info.verb = 'delete'; break
+    default: info.verb = ''
+  }
+  // Deprecated /watch/ prefix.
+  if (rest[0] === 'watch') { info.verb = 'watch'; rest = rest.slice(1) }
+  if (rest[0] === 'namespaces') {
+    if (rest.length > 1) {
+      info.namespace = rest[1]
+      if (rest.length > 2) rest = rest.slice(2)
+      else { info.resource = 'namespaces'; info.name = rest[1]; info.namespace = ''; rest = [] }
+    } else {
+      info.resource = 'namespaces'
+      rest = []
+    }
+  }
+  if (rest.length > 0) {
+    info.resource = rest[0]
+    if (rest.length > 1) info.name = rest[1]
+    if (rest.length > 2) info.subresource = rest[2]
+    if (rest.length > 3) info.subresource = rest.slice(2).join('/')
+  } else if (info.resource === 'namespaces' && info.name !== '') {
+    // /api/v1/namespaces/<name>: a namespace itself; namespace field stays empty for cluster scope.
+  }
+  // Namespace status/finalize: /api/v1/namespaces/<name>/status is parsed by the branch above as namespace=<name>, resource=status.
+  if (info.namespace !== '' && (info.resource === 'status' || info.resource === 'finalize') && rest.length === 1) {
+    info.subresource = info.resource
+    info.name = info.namespace
+    info.namespace = ''
+    info.resource = 'namespaces'
+  }
+  if (info.name === '' && info.verb === 'get') info.verb = isTrue(query.get('watch') ?? undefined) ? 'watch' : 'list'
+  else if (info.verb === 'get' && isTrue(query.get('watch') ?? undefined)) info.verb = 'watch'
+  if (info.name === '' && info.verb === 'delete') info.verb = 'deletecollection'
+  return info
+}

@@ -1,0 +1,46 @@
+// respond and respondError: the only places that turn a Response or an error into bytes on a uWS socket.
+import { STATUS_CODES } from 'node:http'
+import type { HttpResponse } from 'uWebSockets.js'
+import { ApiError, internal } from '../machinery/errors.js'
+import type { RequestContext, Response } from '../pipeline/context.js'
+import { contentTypeOf, encodeValue, negotiate, type MediaType } from '../pipeline/encode.js'
+
+const statusLines = new Map<number, string>()
+export function statusLine(code: number): string {
+  let s = statusLines.get(code)
+  if (!s) { s = `${code} ${STATUS_CODES[code] ?? 'Unknown'}`; statusLines.set(code, s) }
+  return s
+}
+
+/** Writes a complete response (the caller has checked the request was not aborted). */
+export function writeResponse(res: HttpResponse, r: Response, head: boolean): void {
+  res.cork(() => {
+    res.writeStatus(statusLine(r.status))
+    res.writeHeader('Content-Type', r.contentType)
+    res.writeHeader('Cache-Control', 'no-cache, private')
+    for (const [k, v] of r.headers) res.writeHeader(k, v)
+    if (head) {
+      const len = typeof r.body === 'string' ? Buffer.byteLength(r.body) : r.body.length
+      res.writeHeader('Content-Length', String(len))
+      res.endWithoutBody()
+    } else {
+      res.end(r.body)
+    }
+  })
+}
+
+/** The error as a Response: a Status in the negotiated media type (JSON when negotiation itself failed), or plain text. */
+export function errorResponse(ctx: RequestContext | undefined, err: unknown): { response: Response; bug: boolean } {
+  let e: ApiError
+  let bug = false
+  if (err instanceof ApiError) e = err
+  else { e = internal(err); bug = true }
+  const headers: Array<[string, string]> = ctx ? [...ctx.responseHeaders] : []
+  if (e.headers) for (const [k, v] of Object.entries(e.headers)) headers.push([k, v])
+  if (e.plainText) {
+    return { response: { status: e.code, body: e.code === 404 ? e.message + '\n' : e.message, contentType: 'text/plain; charset=utf-8', headers }, bug }
+  }
+  let mt: MediaType = 'json'
+  if (ctx && e.code !== 406) { try { mt = negotiate(ctx.headers['accept']) } catch { mt = 'json' } }
+  return { response: { status: e.code, body: encodeValue(e.toStatus(), mt, ctx?.pretty ?? false), contentType: contentTypeOf(mt), headers }, bug }
+}

@@ -1,0 +1,126 @@
+// Paths outside the resource tree: version, discovery, OpenAPI and health, each document built once.
+import type { Logger } from 'pino'
+import { notAcceptable, pageNotFound } from '../machinery/errors.js'
+import type { Registry } from '../registry/index.js'
+import { loadDefinitions } from '../registry/schema.js'
+import type { RequestContext, Response } from '../pipeline/context.js'
+import type { NonResourceHandler, NonResourceRouter } from '../pipeline/index.js'
+import type { Store } from '../pipeline/store.js'
+import { parseAccept } from '../pipeline/encode.js'
+import { versionInfo, apiVersions, apiGroupList, apiGroup, apiResourceList } from './discovery.js'
+import { openapiV2, buildOpenapiV3 } from './openapi.js'
+import { healthAggregate, healthSingle, heartbeatSlots, STATE_SHUTTING_DOWN, STATE_BOOTSTRAPPED, type HealthCheck } from './health.js'
+import type { FrontendData } from './setup.js'
+
+interface RouterDeps { registry: Registry; store: Store; data: FrontendData; log: Logger }
+
+function json(body: string, status = 200, headers: Array<[string, string]> = []): Response {
+  return { status, body, contentType: 'application/json', headers }
+}
+
+function text(body: string, status = 200): Response {
+  return { status, body, contentType: 'text/plain; charset=utf-8', headers: [['X-Content-Type-Options', 'nosniff']] }
+}
+
+function lazy(build: () => string): () => string {
+  let v: string | undefined
+  return () => (v ??= build())
+}
+
+export function buildRouter({ registry, store, data, log }: RouterDeps): NonResourceRouter {
+  const version = lazy(() => JSON.stringify(versionInfo()))
+  const api = lazy(() => JSON.stringify(apiVersions(`${data.options.bindAddress}:${data.httpsPort || data.httpPort}`)))
+  const apis = lazy(() => JSON.stringify(apiGroupList(registry)))
+  const groupDocs = new Map<string, string>()
+  const resourceDocs = new Map<string, string>()
+  const v2 = lazy(() => JSON.stringify(openapiV2(registry, loadDefinitions())))
+  let v3: ReturnType<typeof buildOpenapiV3> | undefined
+  const openapi3 = () => (v3 ??= buildOpenapiV3(registry, loadDefinitions()))
+
+  const state = new Int32Array(data.state)
+  const beats = new Float64Array(data.heartbeats)
+  const slots = heartbeatSlots(data.shardPorts.length)
+  const started = Date.now()
+  const alive = (slot: number, what: string) => () => (Date.now() - beats[slot] < 5000 ? null : `${what} has not reported for ${Math.round((Date.now() - beats[slot]) / 1000)}s`)
+  const checks: HealthCheck[] = [
+    { name: 'ping', run: () => null, livez: true, readyz: true },
+    { name: 'log', run: () => { log.level; return null }, livez: true, readyz: true },
+    { name: 'lmdb', run: () => { store.check(); return null }, livez: true, readyz: true },
+    ...data.shardPorts.map((_, i): HealthCheck => ({ name: `shard-${i}`, run: alive(slots.shard(i), `shard ${i}`), livez: true, readyz: true })),
+    { name: 'authz-actor', run: alive(slots.authz, 'the authz actor'), livez: true, readyz: true },
+    { name: 'flow-control-actor', run: alive(slots.flow, 'the flow-control actor'), livez: true, readyz: true },
+    { name: 'poststarthook/bootstrap-namespaces', run: () => (Atomics.load(state, STATE_BOOTSTRAPPED) ? null : 'not finished'), livez: true, readyz: true, startup: true },
+    { name: 'poststarthook/start-frontends', run: () => null, livez: true, readyz: true, startup: true },
+    { name: 'shutdown', run: () => (Atomics.load(state, STATE_SHUTTING_DOWN) ? 'process is shutting down' : null), livez: false, readyz: true },
+  ]
+  const grace = () => Date.now() - started < data.options.livezGracePeriod
+
+  const health = (endpoint: 'livez' | 'readyz' | 'healthz'): NonResourceHandler => (ctx) => {
+    const r = healthAggregate(endpoint, checks, ctx.query, grace())
+    return text(r.body, r.status)
+  }
+
+  return (ctx: RequestContext): NonResourceHandler | null => {
+    const p = ctx.info.path.replace(/\/+$/, '') || '/'
+    if (ctx.method !== 'GET' && ctx.method !== 'HEAD') return null
+    switch (p) {
+      case '/version': return () => json(version())
+      case '/api': return () => json(api())
+      case '/apis': return () => json(apis())
+      case '/livez': return health('livez')
+      case '/readyz': return health('readyz')
+      case '/healthz': return health('healthz')
+      case '/openapi/v2': return (c) => {
+        const accept = c.headers['accept']
+        if (accept && !parseAccept(accept).some((e) => (e.type === 'application' && e.sub === 'json') || e.type === '*' || (e.type === 'application' && e.sub === '*'))) {
+          throw notAcceptable(['application/json'])
+        }
+        return json(v2())
+      }
+      case '/openapi/v3': return () => json(openapi3().index)
+    }
+    const hm = /^\/(livez|readyz|healthz)\/(.+)$/.exec(p)
+    if (hm) {
+      return () => {
+        const r = healthSingle(hm[1] as 'livez', hm[2], checks, grace())
+        if (!r) throw pageNotFound()
+        return text(r.body, r.status)
+      }
+    }
+    if (p.startsWith('/openapi/v3/')) {
+      const key = p.slice('/openapi/v3/'.length)
+      const doc = openapi3().docs.get(key)
+      if (!doc) return null
+      return (c) => {
+        const want = c.query.get('hash')
+        if (want !== null && want !== doc.hash) {
+          return { status: 301, body: '', contentType: 'text/plain', headers: [['Location', `/openapi/v3/${key}?hash=${doc.hash}`]] }
+        }
+        const headers: Array<[string, string]> = [['Etag', `"${doc.hash}"`]]
+        if (want !== null) {
+          headers.push(['Cache-Control', 'public, immutable'])
+          headers.push(['Expires', new Date(Date.now() + 365 * 86400_000).toUTCString()])
+        }
+        return json(doc.json, 200, headers)
+      }
+    }
+    const parts = p.split('/').filter(Boolean)
+    if (parts[0] === 'api' && parts.length === 2 && parts[1] === 'v1') {
+      return () => json(cached(resourceDocs, '/v1', () => JSON.stringify(apiResourceList(registry, '', 'v1'))))
+    }
+    if (parts[0] === 'apis' && parts.length === 2 && registry.groups.has(parts[1]) && parts[1] !== '') {
+      return () => json(cached(groupDocs, parts[1], () => JSON.stringify(apiGroup(registry, parts[1]))))
+    }
+    if (parts[0] === 'apis' && parts.length === 3 && registry.servesGroupVersion(parts[1], parts[2])) {
+      return () => json(cached(resourceDocs, `${parts[1]}/${parts[2]}`, () => JSON.stringify(apiResourceList(registry, parts[1], parts[2]))))
+    }
+    return null
+  }
+}
+
+function cached(m: Map<string, string>, k: string, build: () => string): string {
+  let v = m.get(k)
+  if (v === undefined) { v = build(); m.set(k, v) }
+  return v
+}
+

@@ -1,0 +1,53 @@
+// Wires the pipeline modules of one thread (a front-end, or the main thread) to its ports and shared state.
+import type { MessagePort } from 'node:worker_threads'
+import type { Logger } from 'pino'
+import type { Options } from '../options.js'
+import { Registry } from '../registry/index.js'
+import { SchemaSet } from '../registry/schema.js'
+import type { UserInfo } from '../pipeline/context.js'
+import { configurePipeline, type NonResourceRouter } from '../pipeline/index.js'
+import { configureAuthentication } from '../pipeline/authenticate.js'
+import { configureFlowControl } from '../pipeline/flow-control.js'
+import { configureAuthorization } from '../pipeline/authorize.js'
+import { configureAdmission } from '../pipeline/admission.js'
+import { configureDispatch } from '../pipeline/dispatch.js'
+import { Store } from '../pipeline/store.js'
+import { AuthzClient } from '../../actors/authz/client.js'
+import { configureWatchStreams } from './watch.js'
+
+export interface ThreadData {
+  options: Options
+  counters: SharedArrayBuffer
+  seats: SharedArrayBuffer
+  rejected: SharedArrayBuffer
+  state: SharedArrayBuffer
+  heartbeats: SharedArrayBuffer
+  shardPorts: MessagePort[]
+  authzPort: MessagePort
+  tokens: Array<[string, UserInfo]>
+}
+
+export interface FrontendData extends ThreadData {
+  index: number
+  flowPort: MessagePort
+  httpPort: number
+  httpsPort: number
+  tls: { certFile: string; keyFile: string }
+}
+
+export interface Pipeline { registry: Registry; store: Store; authz: AuthzClient }
+
+export function setupPipeline(data: ThreadData, log: Logger, router: (p: Pipeline) => NonResourceRouter): Pipeline {
+  const registry = new Registry()
+  const store = new Store(data.options.dataDir, data.counters, data.shardPorts)
+  const authz = new AuthzClient(data.authzPort)
+  const p: Pipeline = { registry, store, authz }
+  configureAuthentication({ tokens: new Map(data.tokens), anonymous: data.options.anonymousAuth })
+  configureFlowControl({ seats: data.seats, rejected: data.rejected, maxReadonly: data.options.maxRequestsInflight, maxMutating: data.options.maxMutatingRequestsInflight })
+  configureAuthorization(authz)
+  configureAdmission(new SchemaSet())
+  configureDispatch(store, registry)
+  configurePipeline(registry, router(p))
+  configureWatchStreams(store, registry, data.options, log)
+  return p
+}

@@ -1,0 +1,167 @@
+// start(): boot the process — data dir, certificates, actors, front-ends, bootstrap objects, controllers — and stop it again.
+import { mkdirSync, readFileSync, writeFileSync, existsSync } from 'node:fs'
+import { resolve as resolvePath } from 'node:path'
+import { MessageChannel, Worker, type MessagePort } from 'node:worker_threads'
+import { randomBytes } from 'node:crypto'
+import net from 'node:net'
+import { Piscina } from 'piscina'
+import type { Logger } from 'pino'
+import type { Options } from '../options.js'
+import { OptionsError } from '../options.js'
+import { ensurePki, ensureAdminToken, writeAdminKubeconfig } from '../bootstrap/pki.js'
+import { readTokenFile } from '../auth/token-file.js'
+import type { UserInfo } from '../pipeline/context.js'
+import type { FrontendData } from './setup.js'
+import { SEAT_SLOTS } from '../../actors/flow-control/messages.js'
+import { heartbeatSlots, STATE_SLOTS, STATE_SHUTTING_DOWN, STATE_BOOTSTRAPPED } from './health.js'
+import { InternalClient } from './internal-client.js'
+import { startControllers, type Controllers } from '../controllers/index.js'
+
+
+export interface Server {
+  httpPort: number
+  httpsPort: number
+  kubeconfig: string
+  close(): Promise<void>
+}
+
+const here = new URL('.', import.meta.url)
+const distRoot = new URL('../../', here)
+
+function actorPool(name: string, log: Logger): Piscina {
+  const pool = new Piscina({
+    filename: new URL(`actors/${name}/worker.js`, distRoot).href,
+    minThreads: 1, maxThreads: 1, idleTimeout: Infinity, atomics: 'disabled', concurrentTasksPerWorker: 16,
+  })
+  pool.on('error', (err) => log.error({ err, actor: name }, 'actor thread failed'))
+  return pool
+}
+
+/** An exclusive bind proves the port is free (SO_REUSEPORT would let a second server share it silently); 0 picks one. */
+function probePort(host: string, port: number, flag: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = net.createServer()
+    s.once('error', (err: NodeJS.ErrnoException) => reject(new OptionsError(`--${flag} ${port}: cannot listen on ${host}:${port}: ${err.code === 'EADDRINUSE' ? 'address already in use' : err.message}`)))
+    s.listen({ host, port, exclusive: true }, () => {
+      const p = (s.address() as net.AddressInfo).port
+      s.close(() => resolve(p))
+    })
+  })
+}
+
+function checkShardCount(dataDir: string, shards: number): void {
+  const f = `${dataDir}/cluster.json`
+  if (existsSync(f)) {
+    const prev = JSON.parse(readFileSync(f, 'utf8')) as { shards: number }
+    if (prev.shards !== shards) throw new OptionsError(`--shards ${shards}: the data in ${dataDir} was written with --shards ${prev.shards}; start with that value`)
+  } else {
+    writeFileSync(f, JSON.stringify({ shards }) + '\n')
+  }
+}
+
+export async function start(options: Options, log: Logger): Promise<Server> {
+  const dataDir = resolvePath(options.dataDir)
+  const opts: Options = { ...options, dataDir }
+  mkdirSync(dataDir, { recursive: true })
+  checkShardCount(dataDir, opts.shards)
+
+  const httpsPort = opts.securePort > 0 ? await probePort(opts.bindAddress, opts.securePort, 'secure-port') : 0
+  const httpPort = opts.port > 0 ? await probePort(opts.bindAddress, opts.port, 'port') : 0
+
+  // Tokens: the admin's, the static file's, and the loopback token of the in-process controllers.
+  const tokens = new Map<string, UserInfo>()
+  const adminToken = ensureAdminToken(dataDir)
+  tokens.set(adminToken, { username: 'orch-admin', uid: 'orch-admin', groups: ['system:masters'] })
+  if (opts.tokenAuthFile) {
+    try {
+      for (const [t, u] of readTokenFile(opts.tokenAuthFile)) tokens.set(t, u)
+    } catch (err) {
+      throw new OptionsError(`--token-auth-file: ${(err as Error).message}`)
+    }
+  }
+  const loopbackToken = randomBytes(32).toString('base64url')
+  tokens.set(loopbackToken, { username: 'system:apiserver', uid: 'system:apiserver', groups: ['system:masters'] })
+
+  let tls = { certFile: opts.tlsCertFile, keyFile: opts.tlsPrivateKeyFile }
+  let kubeconfig = ''
+  if (httpsPort > 0) {
+    if (!opts.tlsCertFile) {
+      const pki = ensurePki(dataDir, [opts.bindAddress])
+      tls = { certFile: pki.certFile, keyFile: pki.keyFile }
+      const host = opts.bindAddress === '0.0.0.0' || opts.bindAddress === '::' ? '127.0.0.1' : opts.bindAddress
+      kubeconfig = writeAdminKubeconfig(dataDir, `https://${host.includes(':') ? `[${host}]` : host}:${httpsPort}`, pki.caCertPem, adminToken)
+    }
+  }
+
+  const counters = new SharedArrayBuffer(8 * (1 + opts.shards))
+  const seats = new SharedArrayBuffer(4 * SEAT_SLOTS)
+  const rejected = new SharedArrayBuffer(4)
+  const state = new SharedArrayBuffer(4 * STATE_SLOTS)
+  const slots = heartbeatSlots(opts.shards)
+  const heartbeats = new SharedArrayBuffer(8 * slots.size)
+
+  // Actors: one thread each, kept forever; each gets one port pair per front-end (and one for the main thread).
+  const shardPools = Array.from({ length: opts.shards }, () => actorPool('shard', log))
+  await Promise.all(shardPools.map((p, i) => p.run({ op: 'init', shard: i, dataDir, counters, heartbeats, heartbeatSlot: slots.shard(i), watchHistoryMs: opts.watchHistory, watchHistoryCount: 1_000_000, logLevel: opts.logLevel })))
+  const authzPool = actorPool('authz', log)
+  await authzPool.run({ op: 'init', modes: opts.authorizationMode, logLevel: opts.logLevel, heartbeats, heartbeatSlot: slots.authz })
+  const flowPool = actorPool('flow-control', log)
+  await flowPool.run({ op: 'init', seats, rejected, logLevel: opts.logLevel, heartbeats, heartbeatSlot: slots.flow })
+
+  async function connect(pool: Piscina, name: string): Promise<MessagePort> {
+    const ch = new MessageChannel()
+    await pool.run({ op: 'attach', port: ch.port2, name }, { transferList: [ch.port2] })
+    return ch.port1
+  }
+
+  const tokenList = [...tokens.entries()]
+  const frontends: Worker[] = []
+  const listening: Promise<void>[] = []
+  for (let i = 0; i < opts.frontends; i++) {
+    const shardPorts = await Promise.all(shardPools.map((p) => connect(p, `frontend-${i}`)))
+    const authzPort = await connect(authzPool, `frontend-${i}`)
+    const flowPort = await connect(flowPool, `frontend-${i}`)
+    const data: FrontendData = { index: i, options: opts, counters, seats, rejected, state, heartbeats, shardPorts, authzPort, flowPort, tokens: tokenList, httpPort, httpsPort, tls }
+    const w = new Worker(new URL('src/server/frontend.js', distRoot), { workerData: data, transferList: [...shardPorts, authzPort, flowPort] })
+    frontends.push(w)
+    listening.push(new Promise((resolve, reject) => {
+      const onMsg = (m: { type: string; message?: string }) => {
+        if (m.type === 'listening') { w.off('message', onMsg); resolve() }
+        if (m.type === 'failed') reject(new Error(m.message))
+      }
+      w.on('message', onMsg)
+      w.once('error', reject)
+    }))
+    w.on('error', (err) => log.error({ err, frontend: i }, 'front-end thread failed'))
+  }
+  await Promise.all(listening)
+
+  // The main thread's own pipeline (same stages) for bootstrap objects and controllers.
+  const mainShardPorts = await Promise.all(shardPools.map((p) => connect(p, 'main')))
+  const mainAuthz = await connect(authzPool, 'main')
+  const client = new InternalClient({ options: opts, counters, seats, rejected, state, heartbeats, shardPorts: mainShardPorts, authzPort: mainAuthz, tokens: tokenList, loopbackToken }, log)
+  await client.bootstrapNamespaces(['default', 'orch-system', 'orch-public', 'orch-node-lease'])
+  Atomics.store(new Int32Array(state), STATE_BOOTSTRAPPED, 1)
+  const controllers: Controllers = startControllers(client, log)
+
+  let closing: Promise<void> | null = null
+  const server: Server = {
+    httpPort, httpsPort, kubeconfig,
+    close() {
+      closing ??= (async () => {
+        Atomics.store(new Int32Array(state), STATE_SHUTTING_DOWN, 1)
+        if (opts.shutdownDelayDuration > 0) await new Promise((r) => setTimeout(r, opts.shutdownDelayDuration))
+        controllers.stop()
+        await Promise.all(frontends.map((w) => new Promise<void>((resolve) => {
+          const t = setTimeout(resolve, 2000)
+          w.on('message', (m: { type: string }) => { if (m.type === 'closed') { clearTimeout(t); resolve() } })
+          w.postMessage({ type: 'close' })
+        })))
+        client.close()
+      })()
+      return closing
+    },
+  }
+  return server
+}
+

@@ -1,0 +1,278 @@
+// Watch streams: per-type hubs fed once by the owning shard, per-watcher filtering, one encoding per event shared by all watchers.
+import type { HttpResponse } from 'uWebSockets.js'
+import type { Logger } from 'pino'
+import { badRequest, expired, type ApiError } from '../machinery/errors.js'
+import { recordAttrs, recordObject, typePrefix, type Attrs } from '../machinery/storage-format.js'
+import type { WatchEvent } from '../../actors/shard/messages.js'
+import type { ResolvedDefinition } from '../registry/define.js'
+import type { Registry } from '../registry/index.js'
+import type { Options } from '../options.js'
+import type { Store } from '../pipeline/store.js'
+import type { RequestContext, Response } from '../pipeline/context.js'
+import { parseSelectors, matches } from '../pipeline/dispatch.js'
+import { negotiate } from '../pipeline/encode.js'
+import { configureWatch } from '../pipeline/index.js'
+import { statusLine } from './respond.js'
+
+/** A watcher whose unsent bytes pass this is cut off (its client relists); writers never wait for it. */
+const MAX_BUFFERED = 8 * 1024 * 1024
+const BOOKMARK_INTERVAL_MS = 60_000
+
+let store: Store
+let opts: Options
+let log: Logger
+
+export const watchMetrics = { started: 0, active: 0, slowTerminated: 0 }
+
+type Selectors = ReturnType<typeof parseSelectors>
+
+interface Watcher {
+  res: HttpResponse
+  def: ResolvedDefinition
+  /** key prefix the watcher sees (type, namespace or one object) */
+  prefix: string
+  name: string
+  sel: Selectors
+  /** highest rv sent */
+  sentRv: number
+  /** events arriving while the start-up state is being sent */
+  pending: WatchEvent[] | null
+  bookmarks: boolean
+  closed: boolean
+  timers: NodeJS.Timeout[]
+  hub: Hub
+}
+
+class Hub {
+  readonly prefix: string
+  readonly shard: number
+  readonly watchers = new Set<Watcher>()
+  /** In-process listeners (the main thread's controllers) get every event of the type. */
+  readonly listeners = new Set<(events: WatchEvent[]) => void>()
+  subscribed: Promise<void> | null = null
+
+  constructor(prefix: string, shard: number) { this.prefix = prefix; this.shard = shard }
+
+  ensureSubscribed(): Promise<void> {
+    if (!this.subscribed) {
+      this.subscribed = store.clients[this.shard].request({ op: 'watchSubscribe', prefix: this.prefix }).then(() => undefined)
+    }
+    return this.subscribed
+  }
+
+  deliver(events: WatchEvent[]): void {
+    for (const l of this.listeners) {
+      try { l(events) } catch (err) { log.error({ err, prefix: this.prefix }, 'watch listener failed') }
+    }
+    for (const w of this.watchers) {
+      if (w.closed) continue
+      if (w.pending) { w.pending.push(...events); continue }
+      for (const ev of events) sendEvent(w, ev)
+    }
+  }
+}
+
+const hubs = new Map<string, Hub>()
+
+export function configureWatchStreams(s: Store, _registry: Registry, o: Options, l: Logger): void {
+  store = s
+  opts = o
+  log = l
+  for (const c of store.clients) {
+    c.onPush((events) => {
+      // Group by type prefix so each hub gets its events in one call.
+      let cur: string | null = null
+      let batch: WatchEvent[] = []
+      const flush = () => { if (cur !== null && batch.length) hubs.get(cur)?.deliver(batch); batch = [] }
+      for (const ev of events) {
+        const key = ev[1]
+        const p = key.slice(0, key.indexOf('/', key.indexOf('/') + 1) + 1)
+        if (p !== cur) { flush(); cur = p }
+        batch.push(ev)
+      }
+      flush()
+    })
+  }
+  configureWatch(startWatch)
+}
+
+function hubFor(def: ResolvedDefinition): Hub {
+  const typeKey = typePrefix(def.group, def.resource)
+  let hub = hubs.get(typeKey)
+  if (!hub) { hub = new Hub(typeKey, store.shardFor(def.group, def.resource)); hubs.set(typeKey, hub) }
+  return hub
+}
+
+/** Subscribes an in-process listener to every event of a type; resolves once events flow. */
+export async function listenType(def: ResolvedDefinition, fn: (events: WatchEvent[]) => void): Promise<() => void> {
+  const hub = hubFor(def)
+  hub.listeners.add(fn)
+  await hub.ensureSubscribed()
+  return () => { hub.listeners.delete(fn) }
+}
+
+// ---- encoding: once per event, shared by every watcher ----
+
+const encoded = new WeakMap<Uint8Array, Map<string, Buffer>>()
+
+function frame(type: string, objectJson: Buffer): Buffer {
+  return Buffer.concat([Buffer.from(`{"type":"${type}","object":`), objectJson, Buffer.from('}\n')])
+}
+
+function encodeEvent(type: string, rec: Uint8Array): Buffer {
+  let m = encoded.get(rec)
+  if (!m) { m = new Map(); encoded.set(rec, m) }
+  let b = m.get(type)
+  if (!b) { b = frame(type, recordObject(rec)); m.set(type, b) }
+  return b
+}
+
+function write(w: Watcher, buf: Buffer | string): void {
+  if (w.closed) return
+  let ok = true
+  w.res.cork(() => { ok = w.res.write(buf) })
+  if (!ok && w.res.getWriteOffset !== undefined) {
+    // write() never drops data: past the cap this watcher is too slow and is ended.
+    const buffered = (w.res as unknown as { getBufferedAmount?: () => number }).getBufferedAmount?.() ?? 0
+    if (buffered > MAX_BUFFERED) {
+      watchMetrics.slowTerminated++
+      log.warn({ prefix: w.prefix, buffered }, 'watcher too slow, terminated')
+      end(w)
+    }
+  }
+}
+
+function keyMatchesWatcher(w: Watcher, key: string): boolean {
+  if (!key.startsWith(w.prefix)) return false
+  if (w.name !== '' && key.slice(key.lastIndexOf('/') + 1) !== w.name) return false
+  return true
+}
+
+function sendEvent(w: Watcher, ev: WatchEvent): void {
+  const [type, key, rv, rec, prev] = ev
+  if (rv <= w.sentRv) return
+  if (!keyMatchesWatcher(w, key)) return
+  const now = matches(w.sel, key, rec)
+  const before = prev !== null && matches(w.sel, key, prev)
+  let t: string | null = null
+  if (type === 'DELETED') t = before ? 'DELETED' : null
+  else if (type === 'ADDED') t = now ? 'ADDED' : null
+  else if (now && before) t = 'MODIFIED'
+  else if (now) t = 'ADDED'
+  else if (before) t = 'DELETED'
+  w.sentRv = rv
+  if (t === null) return
+  write(w, encodeEvent(t, rec))
+}
+
+function bookmarkFrame(w: Watcher, rv: number, initialEventsEnd = false): string {
+  const meta: Record<string, unknown> = { resourceVersion: String(rv) }
+  if (initialEventsEnd) meta.annotations = { 'orch.io/initial-events-end': 'true', 'k8s.io/initial-events-end': 'true' }
+  return `{"type":"BOOKMARK","object":{"kind":"${w.def.kind}","apiVersion":"${w.def.apiVersion}","metadata":${JSON.stringify(meta)}}}\n`
+}
+
+function errorFrame(err: ApiError): string {
+  return `{"type":"ERROR","object":${JSON.stringify(err.toStatus())}}\n`
+}
+
+function end(w: Watcher): void {
+  if (w.closed) return
+  w.closed = true
+  for (const t of w.timers) clearTimeout(t)
+  w.hub.watchers.delete(w)
+  watchMetrics.active--
+  try { w.res.cork(() => w.res.end()) } catch { /* aborted */ }
+}
+
+// ---- start ----
+
+function parseBool(v: string | null): boolean { return v === 'true' || v === '1' }
+
+async function startWatch(ctx: RequestContext, def: ResolvedDefinition): Promise<Response> {
+  const q = ctx.query
+  negotiate(ctx.headers['accept'])
+  const sel = parseSelectors(ctx, def)
+  const rvParam = q.get('resourceVersion') ?? ''
+  if (rvParam !== '' && !/^\d+$/.test(rvParam)) throw badRequest(`invalid resource version: "${rvParam}"`)
+  const sendInitial = q.get('sendInitialEvents')
+  const match = q.get('resourceVersionMatch') ?? ''
+  if (sendInitial !== null && parseBool(sendInitial) && match !== 'NotOlderThan') {
+    throw badRequest('sendInitialEvents is forbidden for watch unless resourceVersionMatch is set to NotOlderThan')
+  }
+  const timeoutParam = q.get('timeoutSeconds')
+  const timeoutS = timeoutParam !== null && /^\d+$/.test(timeoutParam) && Number(timeoutParam) > 0
+    ? Number(timeoutParam)
+    : opts.minRequestTimeout * (1 + Math.random())
+  const ns = def.scope === 'Namespaced' && ctx.info.namespace !== '' ? ctx.info.namespace : undefined
+  const prefix = typePrefix(def.group, def.resource, def.scope === 'Namespaced' ? ns : '')
+  let name = ctx.info.name
+  const nameSel = sel.fields?.find((f) => f.field === 'metadata.name' && f.op === 'eq')
+  if (nameSel && name === '') name = nameSel.value
+  const shard = store.shardFor(def.group, def.resource)
+  const typeKey = typePrefix(def.group, def.resource)
+  const hub = hubFor(def)
+  await hub.ensureSubscribed()
+  const initial = sendInitial !== null ? parseBool(sendInitial) : rvParam === '' || rvParam === '0'
+  const startRv = rvParam === '' ? 0 : Number(rvParam)
+  // Backlog of a resumed watch: from the ring, or 410 when it no longer reaches back.
+  let backlog: WatchEvent[] = []
+  let expiredErr: ApiError | null = null
+  if (!initial && startRv > 0) {
+    const r = await store.clients[shard].request({ op: 'watchBacklog', prefix: typeKey, rv: startRv })
+    if (r.ok) backlog = r.events ?? []
+    else if (r.reason === 'expired') expiredErr = expired(`too old resource version: ${startRv} (${r.rv})`)
+  }
+  return {
+    status: 200, body: '', contentType: 'application/json', headers: [],
+    stream: (res: HttpResponse) => {
+      const w: Watcher = { res, def, prefix, name, sel, sentRv: 0, pending: [], bookmarks: parseBool(q.get('allowWatchBookmarks')), closed: false, timers: [], hub }
+      watchMetrics.started++
+      watchMetrics.active++
+      res.onAborted(() => { if (!w.closed) { w.closed = true; for (const t of w.timers) clearTimeout(t); hub.watchers.delete(w); watchMetrics.active-- } })
+      res.cork(() => {
+        res.writeStatus(statusLine(200))
+        res.writeHeader('Content-Type', 'application/json')
+        res.writeHeader('Cache-Control', 'no-cache, private')
+        res.write(' ')
+      })
+      if (expiredErr) { write(w, errorFrame(expiredErr)); end(w); return }
+      hub.watchers.add(w)
+      if (initial) {
+        const snapRv = startRv > 0 ? Math.max(startRv, store.snapshot(shard)) : store.snapshot(shard)
+        for (const { key, value } of store.range(shard, prefix)) {
+          if (!keyMatchesWatcher(w, key) || !matches(sel, key, value)) continue
+          write(w, encodeEvent('ADDED', value))
+        }
+        w.sentRv = snapRv
+        if (w.bookmarks && sendInitial !== null) write(w, bookmarkFrame(w, snapRv, true))
+      } else {
+        w.sentRv = startRv
+        for (const ev of backlog) sendEvent(w, ev)
+      }
+      const pending = w.pending!
+      w.pending = null
+      for (const ev of pending) sendEvent(w, ev)
+      w.timers.push(setTimeout(() => end(w), timeoutS * 1000))
+      if (w.bookmarks) {
+        const tick = () => {
+          if (w.closed) return
+          w.sentRv = Math.max(w.sentRv, store.watermark(shard))
+          write(w, bookmarkFrame(w, w.sentRv))
+          w.timers.push(setTimeout(tick, BOOKMARK_INTERVAL_MS))
+        }
+        w.timers.push(setTimeout(tick, BOOKMARK_INTERVAL_MS))
+      }
+      ctx.log.debug({ prefix, name, initial, startRv }, 'watch started')
+    },
+  }
+}
+
+/** Bookmarks to every watcher that asked for them, then end all streams (graceful shutdown). */
+export function closeAllWatches(): void {
+  for (const hub of hubs.values()) {
+    for (const w of [...hub.watchers]) {
+      if (w.bookmarks) write(w, bookmarkFrame(w, Math.max(w.sentRv, store.watermark(hub.shard))))
+      end(w)
+    }
+  }
+}

@@ -1,0 +1,109 @@
+// Test helper: starts the real server (dist/src/main.js) in its own process on random loopback ports with a temp data dir.
+import { spawn, type ChildProcess } from 'node:child_process'
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import net from 'node:net'
+import { fileURLToPath } from 'node:url'
+import { Agent, request as undiciRequest } from 'undici'
+
+export const root = fileURLToPath(new URL('../../', import.meta.url))
+export const mainJs = join(root, 'dist/src/main.js')
+
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = net.createServer()
+    s.once('error', reject)
+    s.listen({ host: '127.0.0.1', port: 0, exclusive: true }, () => {
+      const p = (s.address() as net.AddressInfo).port
+      s.close(() => resolve(p))
+    })
+  })
+}
+
+export interface Reply { status: number; headers: Record<string, string | string[] | undefined>; text: string; json: any }
+
+export interface TestServer {
+  port: number
+  securePort: number
+  dataDir: string
+  url: string
+  httpsUrl: string
+  kubeconfig: string
+  adminToken: string
+  proc: ChildProcess
+  /** the log lines printed so far */
+  logs: string[]
+  request(method: string, path: string, body?: unknown, headers?: Record<string, string>): Promise<Reply>
+  /** SIGTERM and wait */
+  stop(): Promise<void>
+  /** SIGKILL and wait */
+  kill(): Promise<void>
+}
+
+export interface StartOptions { args?: string[]; dataDir?: string; keepDataDir?: boolean; secure?: boolean }
+
+export async function startServer(opts: StartOptions = {}): Promise<TestServer> {
+  const dataDir = opts.dataDir ?? mkdtempSync(join(tmpdir(), 'orch-test-'))
+  const port = await freePort()
+  const securePort = opts.secure ? await freePort() : 0
+  const args = [mainJs, '--port', String(port), '--secure-port', String(securePort), '--data-dir', dataDir, '--log-level', 'info', ...(opts.args ?? [])]
+  const proc = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'] })
+  const logs: string[] = []
+  let buf = ''
+  const ready = new Promise<void>((resolve, reject) => {
+    const onData = (d: Buffer) => {
+      buf += d.toString()
+      let nl: number
+      while ((nl = buf.indexOf('\n')) >= 0) {
+        const line = buf.slice(0, nl)
+        buf = buf.slice(nl + 1)
+        logs.push(line)
+        if (logs.length > 5000) logs.splice(0, 1000)
+        if (line.includes('orch-apiserver ready')) resolve()
+      }
+    }
+    proc.stdout!.on('data', onData)
+    proc.stderr!.on('data', (d: Buffer) => logs.push(d.toString()))
+    proc.once('exit', (code) => reject(new Error(`server exited with ${code} before ready:\n${logs.join('\n')}`)))
+  })
+  const timer = setTimeout(() => proc.kill('SIGKILL'), 30000)
+  await ready
+  clearTimeout(timer)
+  const adminToken = readFileSync(join(dataDir, 'admin-token'), 'utf8').trim()
+  const exited = new Promise<void>((resolve) => proc.once('exit', () => resolve()))
+  const url = `http://127.0.0.1:${port}`
+  const s: TestServer = {
+    port, securePort, dataDir, url, httpsUrl: securePort ? `https://127.0.0.1:${securePort}` : '',
+    kubeconfig: securePort ? join(dataDir, 'admin.kubeconfig') : '', adminToken, proc, logs,
+    request: (method, path, body, headers) => httpRequest(url, method, path, body, headers),
+    async stop() {
+      if (proc.exitCode === null) proc.kill('SIGTERM')
+      const t = setTimeout(() => proc.kill('SIGKILL'), 10000)
+      await exited
+      clearTimeout(t)
+      if (!opts.keepDataDir && !opts.dataDir) rmSync(dataDir, { recursive: true, force: true })
+    },
+    async kill() {
+      if (proc.exitCode === null) proc.kill('SIGKILL')
+      await exited
+    },
+  }
+  return s
+}
+
+const agent = new Agent({ connections: 128, pipelining: 1, keepAliveTimeout: 10_000 })
+
+export async function httpRequest(base: string, method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<Reply> {
+  const h: Record<string, string> = { ...headers }
+  let payload: string | Buffer | undefined
+  if (body !== undefined) {
+    payload = typeof body === 'string' || Buffer.isBuffer(body) ? body : JSON.stringify(body)
+    if (!Object.keys(h).some((k) => k.toLowerCase() === 'content-type')) h['content-type'] = 'application/json'
+  }
+  const r = await undiciRequest(base + path, { method: method as 'GET', headers: h, body: payload, dispatcher: agent })
+  const text = await r.body.text()
+  let json: any
+  try { json = JSON.parse(text) } catch { json = undefined }
+  return { status: r.statusCode, headers: r.headers as Reply['headers'], text, json }
+}
