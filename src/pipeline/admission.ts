@@ -81,9 +81,16 @@ const META_ORDER = [
   'deletionTimestamp', 'deletionGracePeriodSeconds', 'labels', 'annotations', 'ownerReferences', 'finalizers', 'managedFields',
 ]
 
+/** ObjectMeta fields that upstream omits when empty. */
+const OMIT_EMPTY = ['labels', 'annotations', 'ownerReferences', 'finalizers', 'managedFields']
+
 /** The canonical object: kind, apiVersion, metadata in upstream field order, the rest as given, status last. */
 export function canonical(o: Obj): Obj {
   const meta: Obj = {}
+  for (const k of OMIT_EMPTY) {
+    const v = o.metadata[k]
+    if (v !== undefined && (Array.isArray(v) ? v.length === 0 : typeof v === 'object' && v !== null && Object.keys(v).length === 0)) delete o.metadata[k]
+  }
   for (const k of META_ORDER) if (o.metadata[k] !== undefined) meta[k] = o.metadata[k]
   for (const k of Object.keys(o.metadata)) if (!(k in meta)) meta[k] = o.metadata[k]
   const out: Obj = { kind: o.kind, apiVersion: o.apiVersion, metadata: meta }
