@@ -233,11 +233,13 @@ function discoveryPaths(registry: RegistryView): { paths: Map<string, PathItem>;
 // ---------------------------------------------------------------------------------------------------------------
 // Schemas: reachability, extension twins, v3 reference form.
 
+/** The definition names a schema refers to (property names are field names, not keywords: `$ref` and `x-*` fields exist). */
 function collectRefs(node: unknown, out: string[]): void {
   if (Array.isArray(node)) { for (const x of node) collectRefs(x, out); return }
   if (node === null || typeof node !== 'object') return
   for (const [k, v] of Object.entries(node as SchemaNode)) {
     if (k === '$ref' && typeof v === 'string' && v.startsWith(DEF_V2)) out.push(v.slice(DEF_V2.length))
+    else if (k === 'properties' && v !== null && typeof v === 'object') for (const pv of Object.values(v as SchemaNode)) collectRefs(pv, out)
     else if (!k.startsWith('x-')) collectRefs(v, out)
   }
 }

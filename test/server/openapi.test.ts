@@ -17,13 +17,13 @@ const doc = (key: string): Node => JSON.parse((v3.docs.get(key) as { json: strin
 const core = doc('api/v1')
 const apps = doc('apis/apps/v1')
 
-/** Every value under a key named `key`, anywhere in the tree. */
-function collect(node: unknown, key: string, out: unknown[] = []): unknown[] {
-  if (Array.isArray(node)) { for (const x of node) collect(x, key, out); return out }
+/** Every string `$ref` anywhere in the tree (JSONSchemaProps has a field named `$ref`, whose value is a schema). */
+function collectRefs(node: unknown, out: string[] = []): string[] {
+  if (Array.isArray(node)) { for (const x of node) collectRefs(x, out); return out }
   if (node === null || typeof node !== 'object') return out
   for (const [k, v] of Object.entries(node as Node)) {
-    if (k === key) out.push(v)
-    collect(v, key, out)
+    if (k === '$ref' && typeof v === 'string') out.push(v)
+    else collectRefs(v, out)
   }
   return out
 }
@@ -33,7 +33,12 @@ function withOrchExtensions(node: unknown, at = '', out: Array<[string, Node]> =
   if (Array.isArray(node)) { node.forEach((x, i) => withOrchExtensions(x, `${at}[${i}]`, out)); return out }
   if (node === null || typeof node !== 'object') return out
   if (Object.keys(node).some((k) => k.startsWith('x-orch-'))) out.push([at, node as Node])
-  for (const [k, v] of Object.entries(node as Node)) if (!k.startsWith('x-')) withOrchExtensions(v, `${at}.${k}`, out)
+  for (const [k, v] of Object.entries(node as Node)) {
+    if (k === 'properties' && v !== null && typeof v === 'object') {
+      // Keys of a properties map are field names (JSONSchemaProps has fields named x-…): only walk their schemas.
+      for (const [pk, pv] of Object.entries(v as Node)) withOrchExtensions(pv, `${at}.properties.${pk}`, out)
+    } else if (!k.startsWith('x-')) withOrchExtensions(v, `${at}.${k}`, out)
+  }
   return out
 }
 
@@ -171,7 +176,7 @@ t.test('OpenAPI v3 schemas', async (t) => {
 
   for (const [key, { json }] of v3.docs) {
     const d = JSON.parse(json) as Node
-    const refs = collect(d, '$ref') as string[]
+    const refs = collectRefs(d)
     t.notOk(refs.some((r) => !r.startsWith('#/components/schemas/')), `${key}: only component refs`)
     const missing = refs.filter((r) => !(r.slice('#/components/schemas/'.length) in d.components.schemas))
     t.same([...new Set(missing)], [], `${key}: every ref resolves`)
@@ -190,7 +195,8 @@ t.test('OpenAPI v3 schemas', async (t) => {
   const podSpec = apps.components.schemas['io.orch.api.core.v1.PodSpec']
   t.equal(podSpec.properties.containers['x-kubernetes-patch-merge-key'], 'name')
   t.equal(podSpec.properties.containers['x-kubernetes-patch-strategy'], 'merge')
-  t.equal(podSpec.properties.containers['x-kubernetes-list-type'], 'atomic')
+  t.equal(podSpec.properties.containers['x-kubernetes-list-type'], 'map')
+  t.same(podSpec.properties.containers['x-kubernetes-list-map-keys'], ['name'])
 
   // Our group names stay in GVKs.
   const rbac = doc('apis/rbac.authorization.orch.io/v1')
@@ -248,7 +254,7 @@ t.test('OpenAPI v2', async (t) => {
   t.same(cm['x-kubernetes-group-version-kind'], [{ group: '', kind: 'ConfigMap', version: 'v1' }])
   t.same(cm['x-orch-group-version-kind'], cm['x-kubernetes-group-version-kind'])
   t.equal(cm.properties.metadata.$ref, '#/definitions/io.orch.apimachinery.pkg.apis.meta.v1.ObjectMeta')
-  const refs = collect(v2, '$ref') as string[]
+  const refs = collectRefs(v2)
   t.notOk(refs.some((r) => !r.startsWith('#/definitions/')), 'only definition refs')
   t.same([...new Set(refs.filter((r) => !(r.slice('#/definitions/'.length) in v2.definitions)))], [], 'every ref resolves')
   const used = new Set(refs.map((r) => r.slice('#/definitions/'.length)))
