@@ -90,42 +90,69 @@ function finishRv(rv: number): void {
   advanceWatermark()
 }
 
+
+interface PendingWrite { peer: Peer; req: ObjectPut | ObjectDelete; rv: number; failure: ShardReply | null; event: WatchEvent | null }
+
+/** Writes of this turn, from every peer: one LMDB transaction commits them all. */
+let batch: PendingWrite[] = []
+
 function write(peer: Peer, req: ObjectPut | ObjectDelete): void {
-  let rv = 0
-  const out: { failure: ShardReply | null; event: WatchEvent | null } = { failure: null, event: null }
+  if (batch.length === 0) queueMicrotask(commitBatch)
+  batch.push({ peer, req, rv: 0, failure: null, event: null })
+}
+
+/** Checks and applies one write inside the transaction; the resourceVersion is taken here, in commit order. */
+function apply(w: PendingWrite): void {
+  const req = w.req
+  const cur = objects.getBinary(req.key)
+  const curRv = cur ? cur.readDoubleLE(0) : 0
+  if (req.op === 'objectPut') {
+    if (req.expect === 0 && cur) { w.failure = { id: req.id, ok: false, reason: 'exists', rv: curRv }; return }
+    if (req.expect !== 0 && !cur) { w.failure = { id: req.id, ok: false, reason: 'notfound' }; return }
+    if (req.expect !== 0 && curRv !== req.expect) { w.failure = { id: req.id, ok: false, reason: 'conflict', rv: curRv }; return }
+  } else {
+    if (!cur) { w.failure = { id: req.id, ok: false, reason: 'notfound' }; return }
+    if (curRv !== req.expect) { w.failure = { id: req.id, ok: false, reason: 'conflict', rv: curRv }; return }
+  }
+  const rv = Number(Atomics.add(counters, COUNTER_SLOT, 1n)) + 1
+  w.rv = rv
+  inflight.push(rv)
+  const at = req.json.indexOf(RV_MARKER)
+  const json = at < 0 ? req.json : req.json.slice(0, at) + String(rv) + req.json.slice(at + RV_MARKER.length)
+  const rec = encodeRecord(rv, req.attrs, json)
+  if (req.op === 'objectPut') {
+    objects.put(req.key, rec)
+    w.event = [cur ? 'MODIFIED' : 'ADDED', req.key, rv, rec, cur ? Buffer.from(cur) : null]
+  } else {
+    objects.remove(req.key)
+    w.event = ['DELETED', req.key, rv, rec, Buffer.from(cur!)]
+  }
+}
+
+function commitBatch(): void {
+  const writes = batch
+  batch = []
   root.transaction(() => {
-    const cur = objects.getBinary(req.key)
-    const curRv = cur ? cur.readDoubleLE(0) : 0
-    if (req.op === 'objectPut') {
-      if (req.expect === 0 && cur) { out.failure = { id: req.id, ok: false, reason: 'exists', rv: curRv }; return }
-      if (req.expect !== 0 && !cur) { out.failure = { id: req.id, ok: false, reason: 'notfound' }; return }
-      if (req.expect !== 0 && curRv !== req.expect) { out.failure = { id: req.id, ok: false, reason: 'conflict', rv: curRv }; return }
-    } else {
-      if (!cur) { out.failure = { id: req.id, ok: false, reason: 'notfound' }; return }
-      if (curRv !== req.expect) { out.failure = { id: req.id, ok: false, reason: 'conflict', rv: curRv }; return }
+    let last = 0
+    for (const w of writes) {
+      apply(w)
+      if (w.rv) last = w.rv
     }
-    rv = Number(Atomics.add(counters, COUNTER_SLOT, 1n)) + 1
-    inflight.push(rv)
-    const at = req.json.indexOf(RV_MARKER)
-    const json = at < 0 ? req.json : req.json.slice(0, at) + String(rv) + req.json.slice(at + RV_MARKER.length)
-    const rec = encodeRecord(rv, req.attrs, json)
-    if (req.op === 'objectPut') {
-      objects.put(req.key, rec)
-      out.event = [cur ? 'MODIFIED' : 'ADDED', req.key, rv, rec, cur ? Buffer.from(cur) : null]
-    } else {
-      objects.remove(req.key)
-      out.event = ['DELETED', req.key, rv, rec, Buffer.from(cur!)]
-    }
-    meta.put('rv', rv)
+    if (last) meta.put('rv', last)
   }).then(() => {
-    if (out.failure) { reply(peer, out.failure); return }
-    if (out.event) publish(out.event)
-    finishRv(rv)
-    reply(peer, { id: req.id, ok: true, rv })
+    // Acknowledged only now: the commit is durable.
+    for (const w of writes) {
+      if (w.failure) { reply(w.peer, w.failure); continue }
+      if (w.event) publish(w.event)
+      finishRv(w.rv)
+      reply(w.peer, { id: w.req.id, ok: true, rv: w.rv })
+    }
   }, (err: unknown) => {
-    if (rv) finishRv(rv)
-    log.error({ err, key: req.key }, 'commit failed')
-    reply(peer, { id: req.id, ok: false, reason: 'internal', message: err instanceof Error ? err.message : String(err) })
+    log.error({ err, writes: writes.length }, 'commit failed')
+    for (const w of writes) {
+      if (w.rv) finishRv(w.rv)
+      reply(w.peer, { id: w.req.id, ok: false, reason: 'internal', message: err instanceof Error ? err.message : String(err) })
+    }
   })
 }
 

@@ -68,10 +68,14 @@ export function rfc3339(ms: number): string {
 
 const GENERATE_ALPHABET = 'bcdfghjklmnpqrstvwxz2456789'
 
+/** Random bytes drawn from a pool refilled 4 KiB at a time (one syscall per ~800 names). */
+let pool = randomBytes(4096)
+let poolAt = 0
+
 export function generateName(prefix: string): string {
-  const b = randomBytes(5)
+  if (poolAt + 5 > pool.length) { pool = randomBytes(4096); poolAt = 0 }
   let s = ''
-  for (let i = 0; i < 5; i++) s += GENERATE_ALPHABET[b[i] % GENERATE_ALPHABET.length]
+  for (let i = 0; i < 5; i++) s += GENERATE_ALPHABET[pool[poolAt++] % GENERATE_ALPHABET.length]
   const max = 63 - 5
   return (prefix.length > max ? prefix.slice(0, max) : prefix) + s
 }

@@ -218,7 +218,10 @@ const TAIL = Buffer.from(']}')
 
 function namespaceState(ns: string): 'missing' | 'terminating' | 'active' {
   const def = registry.byGroupResource('', 'namespaces')!
-  const rec = store.getFresh(shardOfDef(def), objectKey('', 'namespaces', '', ns))
+  const shard = shardOfDef(def)
+  const key = objectKey('', 'namespaces', '', ns)
+  // The snapshot of this turn answers almost always; only a miss is confirmed against the newest commit.
+  const rec = store.get(shard, key) ?? store.getFresh(shard, key)
   if (!rec) return 'missing'
   return recordAttrs(rec).d ? 'terminating' : 'active'
 }
