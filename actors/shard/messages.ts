@@ -8,7 +8,7 @@ export interface ObjectDelete { id: number; op: 'objectDelete'; key: string; exp
 export interface WatchSubscribe { id: number; op: 'watchSubscribe'; prefix: string }
 export interface WatchUnsubscribe { id: number; op: 'watchUnsubscribe'; prefix: string }
 /** Events of `prefix` after `rv` from the ring; `expired` when the ring no longer reaches back that far. */
-export interface WatchBacklog { id: number; op: 'watchBacklog'; prefix: string; rv: number }
+export interface WatchBacklog { id: number; op: 'watchBacklog'; prefix: string; rv: number; /** expired also when the version stopped being current longer ago than this */ maxAgeMs?: number }
 
 export type ShardRequest = ObjectPut | ObjectDelete | WatchSubscribe | WatchUnsubscribe | WatchBacklog
 

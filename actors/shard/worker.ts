@@ -22,6 +22,8 @@ let counters: BigInt64Array
 let log: Logger
 let historyMs = 300_000
 let historyCount = 100_000
+/** The version the shard started at: rings hold every event after it (until trimmed). */
+let startRv = 0
 
 /** rvs allocated whose commit has not resolved yet, in allocation order. */
 const inflight: number[] = []
@@ -41,7 +43,8 @@ function typePrefixOf(key: string): string {
 function ringOf(prefix: string): Ring {
   let r = rings.get(prefix)
   if (!r) {
-    r = { events: [], times: [], start: 0, floor: publishedWatermark() }
+    // Every event since the shard started is published to its type's ring, so a ring made late still covers them.
+    r = { events: [], times: [], start: 0, floor: startRv }
     rings.set(prefix, r)
   }
   return r
@@ -176,7 +179,14 @@ function handle(peer: Peer, req: ShardRequest): void {
       trimRing(r, Date.now())
       if (req.rv < r.floor) { reply(peer, { id: req.id, ok: false, reason: 'expired', rv: r.floor }); return }
       const events: WatchEvent[] = []
-      for (let i = r.start; i < r.events.length; i++) if (r.events[i][2] > req.rv) events.push(r.events[i])
+      let firstAfter = -1
+      for (let i = r.start; i < r.events.length; i++) {
+        if (r.events[i][2] > req.rv) { if (firstAfter < 0) firstAfter = i; events.push(r.events[i]) }
+      }
+      if (req.maxAgeMs !== undefined && firstAfter >= 0 && Date.now() - r.times[firstAfter] > req.maxAgeMs) {
+        reply(peer, { id: req.id, ok: false, reason: 'expired', rv: r.floor })
+        return
+      }
       reply(peer, { id: req.id, ok: true, rv: publishedWatermark(), events, oldest: r.floor })
       return
     }
@@ -200,6 +210,7 @@ function init(task: ShardInit): { rv: number } {
     if (Atomics.compareExchange(counters, COUNTER_SLOT, cur, BigInt(persisted)) === cur) break
   }
   Atomics.store(counters, watermarkSlot(shard), BigInt(persisted))
+  startRv = persisted
   const beats = new Float64Array(task.heartbeats)
   beats[task.heartbeatSlot] = Date.now()
   setInterval(() => {

@@ -1,7 +1,7 @@
 // The storage stage: get, list, create, update, delete and deletecollection against the shard that owns the type.
 import {
   ApiError, alreadyExists, badRequest, conflict, expired, forbidden, internal, invalid, methodNotAllowed, notFound,
-  preconditionConflict, tooLargeResourceVersion, fieldNotSupported, fieldInvalid,
+  preconditionConflict, tooLargeResourceVersion, fieldNotSupported, fieldInvalid, fieldForbidden, type FieldError,
 } from '../machinery/errors.js'
 import { objectKey, typePrefix, recordAttrs, recordObject, recordRv, RV_MARKER, type Attrs } from '../machinery/storage-format.js'
 import { parseFieldSelector, parseLabelSelector, matchFields, matchLabels, SelectorError, type FieldRequirement, type LabelSelector } from '../machinery/selectors.js'
@@ -122,31 +122,83 @@ export function matches(sel: Selectors, key: string, rec: Uint8Array): boolean {
   return true
 }
 
-interface ContinueToken { rv: number; start: string }
+interface ContinueToken { rv: number; start: string; /** when the first page was served (ms) */ t: number }
 
-function encodeContinue(t: ContinueToken): string { return Buffer.from(JSON.stringify({ v: 'meta.orch.io/v1', rv: t.rv, start: t.start })).toString('base64url') }
+/** Continue tokens live this long; then 410 with a token that continues from the newest state. */
+const CONTINUE_TTL_MS = 5 * 60 * 1000
+/** Exact reads of an older version are served this far back. */
+const SNAPSHOT_RETENTION_MS = 75 * 1000
+
+function encodeContinue(t: ContinueToken): string { return Buffer.from(JSON.stringify({ v: 'meta.orch.io/v1', rv: t.rv, start: t.start, t: t.t })).toString('base64url') }
 function decodeContinue(s: string, prefix: string): ContinueToken {
   let t: any
   try { t = JSON.parse(Buffer.from(s, 'base64url').toString('utf8')) } catch { throw badRequest('invalid continue token: bad encoding') }
-  if (!t || typeof t.rv !== 'number' || typeof t.start !== 'string' || t.v !== 'meta.orch.io/v1') throw badRequest('invalid continue token: unrecognized format')
+  if (!t || typeof t.rv !== 'number' || typeof t.start !== 'string' || typeof t.t !== 'number' || t.v !== 'meta.orch.io/v1') throw badRequest('invalid continue token: unrecognized format')
   if (!t.start.startsWith(prefix)) throw badRequest('invalid continue token: key is outside the requested range')
-  return { rv: t.rv, start: t.start }
+  return { rv: t.rv, start: t.start, t: t.t }
+}
+
+const CONTINUE_TOO_OLD = 'The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter, or use the continue token in this response to retrieve the remainder of the results. Continuing with the provided token results in an inconsistent list - objects that were created, modified, or deleted between the time the first chunk was returned and now may show up in the list.'
+
+function continueExpired(t: ContinueToken): ApiError {
+  const e = expired(CONTINUE_TOO_OLD)
+  e.continueToken = encodeContinue({ rv: -1, start: t.start, t: Date.now() })
+  return e
+}
+
+type Overlay = Map<string, Buffer | null>
+
+/**
+ * The state of a type at an older version `rv`, as a rollback of the current snapshot: for each key changed since,
+ * its value at `rv` (null: absent then). Leaves the read snapshot fresh and returns its version; null when the ring
+ * no longer reaches back to `rv`.
+ */
+async function rollback(shard: number, def: ResolvedDefinition, rv: number, maxAgeMs?: number): Promise<{ overlay: Overlay; snapRv: number } | null> {
+  const prefix = typePrefix(def.group, def.resource)
+  for (let attempt = 0; ; attempt++) {
+    const r = await store.clients[shard].request({ op: 'watchBacklog', prefix, rv, maxAgeMs })
+    if (!r.ok) return null
+    // The snapshot must not hold commits the ring had not yet published when it answered.
+    const snapRv = store.snapshot(shard)
+    if (r.rv < snapRv && attempt < 20) { await new Promise((res) => setTimeout(res, 2)); continue }
+    const overlay: Overlay = new Map()
+    for (const [type, key, evRv, , prev] of r.events ?? []) {
+      if (evRv > snapRv || overlay.has(key)) continue
+      overlay.set(key, type === 'ADDED' ? null : Buffer.from(prev!))
+    }
+    return { overlay, snapRv }
+  }
+}
+
+/** Records under a prefix in key order after `after`, with an overlay of older values merged in. */
+function* rangeAt(shard: number, prefix: string, after: string | undefined, overlay: Overlay | null): Generator<{ key: string; value: Buffer }> {
+  if (!overlay || overlay.size === 0) { yield* store.range(shard, prefix, after); return }
+  const ov = [...overlay.entries()].filter(([k]) => k.startsWith(prefix) && (after === undefined || k > after)).sort((a, b) => (a[0] < b[0] ? -1 : 1))
+  let i = 0
+  for (const cur of store.range(shard, prefix, after)) {
+    while (i < ov.length && ov[i][0] < cur.key) { const [key, value] = ov[i++]; if (value) yield { key, value } }
+    if (i < ov.length && ov[i][0] === cur.key) { const [key, value] = ov[i++]; if (value) yield { key, value }; continue }
+    yield cur
+  }
+  while (i < ov.length) { const [key, value] = ov[i++]; if (value) yield { key, value } }
+}
+
+function invalidListOptions(errs: FieldError[]): ApiError {
+  return invalid('ListOptions.meta.orch.io', 'meta.orch.io', 'ListOptions', '', errs)
 }
 
 /** The list resourceVersion table of spec 1: which reads are valid, and at what version. */
 function listVersion(ctx: RequestContext, hasContinue: boolean): { rv: number | null; match: string } {
   const rvParam = ctx.query.get('resourceVersion')
   const match = ctx.query.get('resourceVersionMatch') ?? ''
-  if (match !== '' && match !== 'NotOlderThan' && match !== 'Exact') {
-    throw badRequest(`resourceVersionMatch: Unsupported value: "${match}": supported values: "Exact", "NotOlderThan"`)
-  }
   const rv = rvParam === null || rvParam === '' ? null : parseRv(rvParam)
-  if (match !== '' && rv === null) throw badRequest('resourceVersionMatch is forbidden unless resourceVersion is provided')
-  if (hasContinue) {
-    if (match !== '') throw badRequest('resourceVersionMatch is forbidden when continue is provided')
-    if (rv !== null && rv !== 0) throw badRequest('specifying resource version is not allowed when using continue')
-  }
-  if (match === 'Exact' && rv === 0) throw badRequest('resourceVersionMatch "exact" is forbidden for resourceVersion "0"')
+  const errs: FieldError[] = []
+  if (match !== '' && match !== 'NotOlderThan' && match !== 'Exact') errs.push(fieldNotSupported('resourceVersionMatch', match, ['Exact', 'NotOlderThan', '']))
+  if (match !== '' && rv === null) errs.push(fieldForbidden('resourceVersionMatch', 'resourceVersionMatch is forbidden unless resourceVersion is provided'))
+  if (match !== '' && hasContinue) errs.push(fieldForbidden('resourceVersionMatch', 'resourceVersionMatch is forbidden when continue is provided'))
+  if (match === 'Exact' && rv === 0) errs.push(fieldForbidden('resourceVersionMatch', 'resourceVersionMatch "exact" is forbidden for resourceVersion "0"'))
+  if (errs.length > 0) throw invalidListOptions(errs)
+  if (hasContinue && rv !== null && rv !== 0) throw badRequest('specifying resource version is not allowed when using continue')
   return { rv, match }
 }
 
@@ -165,25 +217,43 @@ export async function list(ctx: RequestContext, def: ResolvedDefinition): Promis
   const v = listVersion(ctx, !!cont)
   let listRv: number
   let after: string | undefined
+  let overlay: Overlay | null = null
+  let started = Date.now()
   if (cont) {
     const t = decodeContinue(cont, prefix)
     after = t.start
-    listRv = t.rv
-    store.snapshot(shard)
+    started = t.t
+    if (t.rv < 0) {
+      listRv = store.snapshot(shard)
+    } else {
+      if (Date.now() - t.t > CONTINUE_TTL_MS) throw continueExpired(t)
+      const at = await rollback(shard, def, t.rv)
+      if (!at) throw continueExpired(t)
+      overlay = at.overlay
+      listRv = t.rv
+    }
+  } else if (v.match === 'Exact' && v.rv !== null) {
+    await waitForVersion(shard, v.rv)
+    const at = await rollback(shard, def, v.rv, SNAPSHOT_RETENTION_MS)
+    if (!at) throw expired('The resourceVersion for the provided list is too old.')
+    overlay = at.overlay
+    listRv = v.rv
+  } else if (limit > 0 && v.match === '' && v.rv !== null && v.rv !== 0) {
+    // limit with a resourceVersion and no match: Exact, per the list table.
+    await waitForVersion(shard, v.rv)
+    const at = await rollback(shard, def, v.rv, SNAPSHOT_RETENTION_MS)
+    if (!at) throw expired('The resourceVersion for the provided list is too old.')
+    overlay = at.overlay
+    listRv = v.rv
   } else {
     if (v.rv !== null && v.rv !== 0) await waitForVersion(shard, v.rv)
     listRv = store.snapshot(shard)
-    if (v.match === 'Exact' && v.rv !== null && v.rv < listRv) {
-      // Old snapshots are served from the watch rings (issue 3); until then an older exact read is gone.
-      throw expired('The resourceVersion for the provided list is too old.')
-    }
   }
-  // Single-object field selector on metadata.name: a point read instead of a scan.
   const parts: Buffer[] = []
   let count = 0
   let lastKey: string | undefined
   let more = false
-  for (const { key, value } of store.range(shard, prefix, after)) {
+  for (const { key, value } of rangeAt(shard, prefix, after, overlay)) {
     if (!matches(sel, key, value)) continue
     if (limit > 0 && count >= limit) { more = true; break }
     parts.push(recordObject(value))
@@ -192,7 +262,7 @@ export async function list(ctx: RequestContext, def: ResolvedDefinition): Promis
   }
   const meta: Obj = { resourceVersion: String(listRv) }
   if (more && lastKey !== undefined) {
-    meta.continue = encodeContinue({ rv: listRv, start: lastKey })
+    meta.continue = encodeContinue({ rv: listRv, start: lastKey, t: started })
     if (!sel.labels && !sel.fields) meta.remainingItemCount = store.count(shard, prefix, lastKey)
   }
   return listResponse(ctx, def, meta, parts)

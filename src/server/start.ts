@@ -102,7 +102,7 @@ export async function start(options: Options, log: Logger): Promise<Server> {
 
   // Actors: one thread each, kept forever; each gets one port pair per front-end (and one for the main thread).
   const shardPools = Array.from({ length: opts.shards }, () => actorPool('shard', log))
-  await Promise.all(shardPools.map((p, i) => p.run({ op: 'init', shard: i, dataDir, counters, heartbeats, heartbeatSlot: slots.shard(i), watchHistoryMs: opts.watchHistory, watchHistoryCount: 1_000_000, logLevel: opts.logLevel })))
+  await Promise.all(shardPools.map((p, i) => p.run({ op: 'init', shard: i, dataDir, counters, heartbeats, heartbeatSlot: slots.shard(i), watchHistoryMs: opts.watchHistory, watchHistoryCount: 100_000, logLevel: opts.logLevel })))
   const authzPool = actorPool('authz', log)
   await authzPool.run({ op: 'init', modes: opts.authorizationMode, logLevel: opts.logLevel, heartbeats, heartbeatSlot: slots.authz })
   const flowPool = actorPool('flow-control', log)

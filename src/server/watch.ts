@@ -1,7 +1,7 @@
 // Watch streams: per-type hubs fed once by the owning shard, per-watcher filtering, one encoding per event shared by all watchers.
 import type { HttpResponse } from 'uWebSockets.js'
 import type { Logger } from 'pino'
-import { badRequest, expired, type ApiError } from '../machinery/errors.js'
+import { badRequest, expired, invalid, type ApiError } from '../machinery/errors.js'
 import { recordAttrs, recordObject, typePrefix, type Attrs } from '../machinery/storage-format.js'
 import type { WatchEvent } from '../../actors/shard/messages.js'
 import type { ResolvedDefinition } from '../registry/define.js'
@@ -39,6 +39,9 @@ interface Watcher {
   pending: WatchEvent[] | null
   bookmarks: boolean
   closed: boolean
+  /** bytes uWS holds for this watcher beyond what the socket took */
+  buffered: number
+  drainWatch: boolean
   timers: NodeJS.Timeout[]
   hub: Hub
 }
@@ -131,14 +134,18 @@ function write(w: Watcher, buf: Buffer | string): void {
   if (w.closed) return
   let ok = true
   w.res.cork(() => { ok = w.res.write(buf) })
-  if (!ok && w.res.getWriteOffset !== undefined) {
-    // write() never drops data: past the cap this watcher is too slow and is ended.
-    const buffered = (w.res as unknown as { getBufferedAmount?: () => number }).getBufferedAmount?.() ?? 0
-    if (buffered > MAX_BUFFERED) {
-      watchMetrics.slowTerminated++
-      log.warn({ prefix: w.prefix, buffered }, 'watcher too slow, terminated')
-      end(w)
-    }
+  if (ok && w.buffered === 0) return
+  // write() never drops data: what the socket did not take is buffered by uWS until it drains.
+  w.buffered += typeof buf === 'string' ? Buffer.byteLength(buf) : buf.length
+  if (!w.drainWatch) {
+    w.drainWatch = true
+    w.res.onWritable(() => { w.buffered = 0; w.drainWatch = false; return true })
+  }
+  if (w.buffered > MAX_BUFFERED) {
+    // Past the cap this watcher is too slow: it is ended (its client relists); writers never wait for it.
+    watchMetrics.slowTerminated++
+    log.warn({ prefix: w.prefix, buffered: w.buffered }, 'watcher too slow, terminated')
+    end(w)
   }
 }
 
@@ -197,7 +204,13 @@ async function startWatch(ctx: RequestContext, def: ResolvedDefinition): Promise
   const sendInitial = q.get('sendInitialEvents')
   const match = q.get('resourceVersionMatch') ?? ''
   if (sendInitial !== null && parseBool(sendInitial) && match !== 'NotOlderThan') {
-    throw badRequest('sendInitialEvents is forbidden for watch unless resourceVersionMatch is set to NotOlderThan')
+    throw invalidWatch(def, 'sendInitialEvents', sendInitial, 'sendInitialEvents is forbidden for watch unless resourceVersionMatch is set to NotOlderThan')
+  }
+  if (match !== '' && sendInitial === null) {
+    throw invalidWatch(def, 'resourceVersionMatch', match, 'resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided')
+  }
+  if (match !== '' && match !== 'NotOlderThan') {
+    throw invalidWatch(def, 'resourceVersionMatch', match, 'resourceVersionMatch must be NotOlderThan for watch')
   }
   const timeoutParam = q.get('timeoutSeconds')
   const timeoutS = timeoutParam !== null && /^\d+$/.test(timeoutParam) && Number(timeoutParam) > 0
@@ -214,6 +227,11 @@ async function startWatch(ctx: RequestContext, def: ResolvedDefinition): Promise
   await hub.ensureSubscribed()
   const initial = sendInitial !== null ? parseBool(sendInitial) : rvParam === '' || rvParam === '0'
   const startRv = rvParam === '' ? 0 : Number(rvParam)
+  if (initial && startRv > 0) {
+    // NotOlderThan: the initial state must be at least as new as the version asked for.
+    const deadline = Date.now() + 3000
+    while (store.snapshot(shard) < startRv && Date.now() < deadline) await new Promise((r) => setTimeout(r, 5))
+  }
   // Backlog of a resumed watch: from the ring, or 410 when it no longer reaches back.
   let backlog: WatchEvent[] = []
   let expiredErr: ApiError | null = null
@@ -225,7 +243,7 @@ async function startWatch(ctx: RequestContext, def: ResolvedDefinition): Promise
   return {
     status: 200, body: '', contentType: 'application/json', headers: [],
     stream: (res: HttpResponse) => {
-      const w: Watcher = { res, def, prefix, name, sel, sentRv: 0, pending: [], bookmarks: parseBool(q.get('allowWatchBookmarks')), closed: false, timers: [], hub }
+      const w: Watcher = { res, def, prefix, name, sel, sentRv: 0, pending: [], bookmarks: parseBool(q.get('allowWatchBookmarks')), closed: false, buffered: 0, drainWatch: false, timers: [], hub }
       watchMetrics.started++
       watchMetrics.active++
       res.onAborted(() => { if (!w.closed) { w.closed = true; for (const t of w.timers) clearTimeout(t); hub.watchers.delete(w); watchMetrics.active-- } })
@@ -238,7 +256,7 @@ async function startWatch(ctx: RequestContext, def: ResolvedDefinition): Promise
       if (expiredErr) { write(w, errorFrame(expiredErr)); end(w); return }
       hub.watchers.add(w)
       if (initial) {
-        const snapRv = startRv > 0 ? Math.max(startRv, store.snapshot(shard)) : store.snapshot(shard)
+        const snapRv = store.snapshot(shard)
         for (const { key, value } of store.range(shard, prefix)) {
           if (!keyMatchesWatcher(w, key) || !matches(sel, key, value)) continue
           write(w, encodeEvent('ADDED', value))
@@ -265,6 +283,11 @@ async function startWatch(ctx: RequestContext, def: ResolvedDefinition): Promise
       ctx.log.debug({ prefix, name, initial, startRv }, 'watch started')
     },
   }
+}
+
+/** Watch option errors are 422 Invalid on the ListOptions kind, as upstream validates them. */
+function invalidWatch(_def: ResolvedDefinition, field: string, value: string, detail: string): ApiError {
+  return invalid('ListOptions.meta.orch.io', 'meta.orch.io', 'ListOptions', '', [{ type: 'FieldValueForbidden', field, value, detail }])
 }
 
 /** Bookmarks to every watcher that asked for them, then end all streams (graceful shutdown). */

@@ -1,0 +1,178 @@
+// Starts the real server (dist/src/main.js) in its own process on loopback with a fresh data dir, waits for /readyz,
+// samples its CPU and RSS, and reads the per-stage `timings` of its access log lines afterwards.
+import { spawn, type ChildProcess } from 'node:child_process'
+import { createReadStream, mkdirSync, mkdtempSync, openSync, closeSync, rmSync, statSync } from 'node:fs'
+import http from 'node:http'
+import net from 'node:net'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { createInterface } from 'node:readline'
+import { fileURLToPath } from 'node:url'
+import { newHistogram, recordNs } from './hist.js'
+import { ProcSampler } from './proc.js'
+
+export const mainJs = fileURLToPath(new URL('../../src/main.js', import.meta.url))
+
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = net.createServer()
+    s.once('error', reject)
+    s.listen({ host: '127.0.0.1', port: 0, exclusive: true }, () => {
+      const p = (s.address() as net.AddressInfo).port
+      s.close(() => resolve(p))
+    })
+  })
+}
+
+/** A fresh temporary directory for one run; everything a run writes (data dirs, logs) goes below it. */
+export function benchTmp(prefix = 'orch-bench-'): string {
+  return mkdtempSync(join(tmpdir(), prefix))
+}
+
+export interface LaunchOptions {
+  /** plain HTTP port on 127.0.0.1; 0 picks a free one */
+  port: number
+  /** reuse a data dir (startup scenario); a fresh one below `tmp` otherwise */
+  dataDir?: string
+  tmp: string
+  logLevel: string
+  frontends?: number
+  shards?: number
+  extraArgs?: string[]
+  readyTimeoutMs?: number
+}
+
+export interface StageTimings {
+  verb: string
+  count: number
+  meanMs: number
+  p99Ms: number
+  /** mean milliseconds per stage; `other` is the request's total minus the stages it names */
+  stagesMeanMs: Record<string, number>
+}
+
+export interface Server {
+  url: string
+  pid: number | undefined
+  dataDir: string | undefined
+  logFile: string | undefined
+  /** milliseconds from spawn to the first 200 from /readyz */
+  readyMs: number
+  sampler: ProcSampler | undefined
+  /** the server arguments, for the report */
+  args: string[]
+  stop(): Promise<void>
+  kill(): Promise<void>
+  /** per-verb stage timings from the access log lines whose time falls in the window (epoch ms) */
+  accessTimings(window?: [number, number]): Promise<StageTimings[]>
+}
+
+/** GET a path once; resolves with the status, or 0 when the connection fails. */
+export function probe(url: string, path: string, timeoutMs = 1000): Promise<number> {
+  return new Promise((resolve) => {
+    const req = http.get(url + path, { agent: false, timeout: timeoutMs }, (res) => {
+      res.resume()
+      res.on('end', () => resolve(res.statusCode ?? 0))
+    })
+    req.on('error', () => resolve(0))
+    req.on('timeout', () => { req.destroy(); resolve(0) })
+  })
+}
+
+export async function launchServer(o: LaunchOptions): Promise<Server> {
+  const port = o.port || (await freePort())
+  const dataDir = o.dataDir ?? join(o.tmp, `data-${port}`)
+  mkdirSync(dataDir, { recursive: true })
+  const logFile = join(o.tmp, `server-${port}-${Date.now()}.log`)
+  const fd = openSync(logFile, 'a')
+  const args = [
+    '--port', String(port), '--secure-port', '0', '--bind-address', '127.0.0.1', '--data-dir', dataDir,
+    '--log-level', o.logLevel, '--max-requests-inflight', '0', '--max-mutating-requests-inflight', '0',
+    ...(o.frontends ? ['--frontends', String(o.frontends)] : []),
+    ...(o.shards ? ['--shards', String(o.shards)] : []),
+    ...(o.extraArgs ?? []),
+  ]
+  const t0 = performance.now()
+  const proc = spawn(process.execPath, [mainJs, ...args], { stdio: ['ignore', fd, fd] })
+  closeSync(fd)
+  const exited = new Promise<number | null>((resolve) => proc.once('exit', (code) => resolve(code)))
+  let exitCode: number | null | undefined
+  void exited.then((c) => { exitCode = c })
+  const url = `http://127.0.0.1:${port}`
+  const deadline = t0 + (o.readyTimeoutMs ?? 120_000)
+  for (;;) {
+    if (exitCode !== undefined) throw new Error(`server exited with ${exitCode} before it was ready; log: ${logFile}`)
+    if ((await probe(url, '/readyz', 500)) === 200) break
+    if (performance.now() > deadline) {
+      proc.kill('SIGKILL')
+      throw new Error(`server not ready after ${o.readyTimeoutMs ?? 120_000} ms; log: ${logFile}`)
+    }
+    await new Promise((r) => setTimeout(r, 5))
+  }
+  const readyMs = Math.round(performance.now() - t0)
+  const sampler = new ProcSampler(proc.pid!)
+  return {
+    url, pid: proc.pid, dataDir, logFile, readyMs, sampler, args,
+    stop: () => stopProcess(proc, exited, 'SIGTERM'),
+    kill: () => stopProcess(proc, exited, 'SIGKILL'),
+    accessTimings: (window) => readAccessTimings(logFile, window),
+  }
+}
+
+/** A server that is already running (--url): no process to sample or stop. */
+export function remoteServer(url: string): Server {
+  return {
+    url: url.replace(/\/$/, ''), pid: undefined, dataDir: undefined, logFile: undefined, readyMs: 0, sampler: undefined, args: [],
+    stop: async () => undefined, kill: async () => undefined, accessTimings: async () => [],
+  }
+}
+
+async function stopProcess(proc: ChildProcess, exited: Promise<unknown>, signal: NodeJS.Signals): Promise<void> {
+  if (proc.exitCode === null && proc.signalCode === null) proc.kill(signal)
+  const t = setTimeout(() => proc.kill('SIGKILL'), 15_000)
+  await exited
+  clearTimeout(t)
+}
+
+/** Access lines read at most: beyond this, every k-th line is read. */
+const MAX_LINES = 200_000
+
+async function readAccessTimings(file: string, window?: [number, number]): Promise<StageTimings[]> {
+  let size = 0
+  try { size = statSync(file).size } catch { return [] }
+  // an access line is about 400 bytes
+  const every = Math.max(1, Math.ceil(size / 400 / MAX_LINES))
+  const byVerb = new Map<string, { n: number; total: ReturnType<typeof newHistogram>; sum: number; stages: Record<string, number> }>()
+  const rl = createInterface({ input: createReadStream(file, 'utf8'), crlfDelay: Infinity })
+  let i = 0
+  for await (const line of rl) {
+    if (!line.includes('"msg":"access"')) continue
+    if (i++ % every !== 0) continue
+    let rec: { time?: number; verb?: string; ms?: number; timings?: Record<string, number>; status?: number }
+    try { rec = JSON.parse(line) } catch { continue }
+    if (window && (rec.time === undefined || rec.time < window[0] || rec.time > window[1])) continue
+    const verb = `${rec.verb ?? '?'} ${rec.status ?? ''}`.trim()
+    let v = byVerb.get(verb)
+    if (!v) { v = { n: 0, total: newHistogram(), sum: 0, stages: {} }; byVerb.set(verb, v) }
+    v.n++
+    const ms = rec.ms ?? 0
+    v.sum += ms
+    recordNs(v.total, ms * 1e6)
+    let named = 0
+    for (const [k, t] of Object.entries(rec.timings ?? {})) { v.stages[k] = (v.stages[k] ?? 0) + t; named += t }
+    v.stages.other = (v.stages.other ?? 0) + Math.max(0, ms - named)
+  }
+  const r3 = (x: number) => Math.round(x * 1000) / 1000
+  return [...byVerb.entries()].map(([verb, v]) => ({
+    verb,
+    count: v.n * every,
+    meanMs: r3(v.sum / v.n),
+    p99Ms: r3(v.total.percentile(99) / 1e6),
+    stagesMeanMs: Object.fromEntries(Object.entries(v.stages).map(([k, t]) => [k, r3(t / v.n)])),
+  }))
+}
+
+/** Removes a run's temporary directory. */
+export function removeTmp(dir: string): void {
+  rmSync(dir, { recursive: true, force: true })
+}
