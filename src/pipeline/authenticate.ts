@@ -45,5 +45,4 @@ export function authenticate(ctx: RequestContext): void {
     cache.set(token, u)
   }
   ctx.user = u
-  ctx.log = ctx.log.child({ user: u.username })
 }

@@ -24,7 +24,9 @@ export class RequestContext {
   info: RequestInfo
   def: ResolvedDefinition | undefined
   user: UserInfo | undefined
-  log: Logger
+  readonly reqId: string
+  #root: Logger
+  #log: Logger | undefined
   /** Which in-flight counter holds a seat for this request (released in finally), -1 = none. */
   seat: number
   /** Per-stage durations in milliseconds. */
@@ -36,7 +38,7 @@ export class RequestContext {
   pretty: boolean
   aborted: boolean
 
-  constructor(method: string, url: string, query: URLSearchParams, headers: Record<string, string>, info: RequestInfo, log: Logger) {
+  constructor(method: string, url: string, query: URLSearchParams, headers: Record<string, string>, info: RequestInfo, root: Logger, reqId = '') {
     this.method = method
     this.url = url
     this.query = query
@@ -45,7 +47,9 @@ export class RequestContext {
     this.info = info
     this.def = undefined
     this.user = undefined
-    this.log = log
+    this.reqId = reqId
+    this.#root = root
+    this.#log = undefined
     this.seat = -1
     this.timings = {}
     this.start = performance.now()
@@ -54,6 +58,18 @@ export class RequestContext {
     this.pretty = p !== null && p !== 'false' && p !== '0'
     this.aborted = false
   }
+
+  /** The request's child logger, made on first use (most requests log nothing but their access line). */
+  get log(): Logger {
+    if (this.#log === undefined) {
+      const i = this.info
+      this.#log = this.#root.child({ reqId: this.reqId, verb: i.verb, resource: i.resource || undefined, namespace: i.namespace || undefined, user: this.user?.username })
+    }
+    return this.#log
+  }
+
+  /** Whether a line at this level would be written, without making the child logger. */
+  logs(level: string): boolean { return this.#root.isLevelEnabled(level) }
 }
 
 const EMPTY = Buffer.alloc(0)

@@ -40,7 +40,7 @@ function onRequest(res: HttpResponse, req: HttpRequest): void {
     const query = new URLSearchParams(q)
     const info = parseRequestInfo(method, url, query)
     const reqId = `${data.index}-${++nextReq}`
-    ctx = new RequestContext(method, url, query, headers, info, log.child({ reqId, verb: info.verb, resource: info.resource, namespace: info.namespace || undefined }))
+    ctx = new RequestContext(method, url, query, headers, info, log, reqId)
     const c = ctx
     res.onAborted(() => { c.aborted = true })
     if (HAS_BODY.has(method)) readBody(res, c)
@@ -101,7 +101,7 @@ function fail(res: HttpResponse, ctx: RequestContext | undefined, err: unknown):
 }
 
 function accessLog(ctx: RequestContext, status: number): void {
-  if (!ctx.log.isLevelEnabled('info')) return
+  if (!ctx.logs('info')) return
   ctx.log.info({ method: ctx.method, url: ctx.url, status, ms: Math.round((performance.now() - ctx.start) * 1000) / 1000, timings: ctx.timings }, 'access')
 }
 
