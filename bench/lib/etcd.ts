@@ -8,6 +8,7 @@ import { join, delimiter } from 'node:path'
 import * as grpc from '@grpc/grpc-js'
 import { freePort, probe } from './server.js'
 import { ProcSampler } from './proc.js'
+import { track } from './children.js'
 
 export const ETCD_INSTALL_HINT = 'etcd is not installed: install it with `apt-get install etcd-server` (Debian), or put an etcd binary on PATH'
 
@@ -48,6 +49,7 @@ export async function startEtcd(tmp: string): Promise<EtcdServer> {
     '--listen-metrics-urls', '', '--quota-backend-bytes', String(8 * 1024 * 1024 * 1024),
     '--logger', 'zap', '--log-level', 'warn',
   ], { stdio: ['ignore', fd, fd] })
+  track(proc)
   closeSync(fd)
   const exited = new Promise<void>((resolve) => proc.once('exit', () => resolve()))
   let gone = false
@@ -161,6 +163,9 @@ function kvKey(b: Buffer): Buffer | undefined {
   const [len, start] = readVarint(b, p)
   return b.subarray(start, start + len)
 }
+
+/** Where upstream keeps ConfigMaps of the default namespace; the peer uses the same keys. */
+export const ETCD_PREFIX = '/registry/configmaps/default/'
 
 const ident = (b: Buffer) => b
 

@@ -33,6 +33,9 @@ export interface ClosedLoopOptions<C> {
   progress: Progress
   /** outcomes that are counted but are not errors (e.g. an expected 'conflict') */
   expected?: string[]
+  /** called when the measured window opens and closes (process sampling) */
+  onStart?: () => void
+  onEnd?: () => void
 }
 
 /** Upper bound for a run that stops by count, so that no loop runs unbounded. */
@@ -56,17 +59,20 @@ export async function closedLoop<C>(o: ClosedLoopOptions<C>): Promise<LoadResult
   let errors = 0
   const count = o.count ?? 0
   const started = performance.now()
+  if (phase === 'measure') o.onStart?.()
   const totalMs = o.warmupMs + (count > 0 ? 0 : o.durationMs)
 
   const finish = () => {
     if (phase === 'done') return
     phase = 'done'
     tEnd = performance.now()
+    o.onEnd?.()
   }
   const begin = () => {
     phase = 'measure'
     t0 = performance.now()
     wallStart = Date.now()
+    o.onStart?.()
   }
   const timers: NodeJS.Timeout[] = []
   if (o.warmupMs > 0) timers.push(setTimeout(begin, o.warmupMs))

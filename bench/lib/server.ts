@@ -10,6 +10,7 @@ import { createInterface } from 'node:readline'
 import { fileURLToPath } from 'node:url'
 import { newHistogram, recordNs } from './hist.js'
 import { ProcSampler } from './proc.js'
+import { track } from './children.js'
 
 export const mainJs = fileURLToPath(new URL('../../src/main.js', import.meta.url))
 
@@ -98,6 +99,7 @@ export async function launchServer(o: LaunchOptions): Promise<Server> {
   const exited = new Promise<number | null>((resolve) => proc.once('exit', (code) => resolve(code)))
   let exitCode: number | null | undefined
   void exited.then((c) => { exitCode = c })
+  track(proc)
   const url = `http://127.0.0.1:${port}`
   const deadline = t0 + (o.readyTimeoutMs ?? 120_000)
   for (;;) {

@@ -5,6 +5,7 @@ import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { freePort, probe } from './server.js'
 import { ProcSampler } from './proc.js'
+import { track } from './children.js'
 
 const script = fileURLToPath(new URL('./uws-hello-server.js', import.meta.url))
 
@@ -24,6 +25,7 @@ export async function startUwsHello(tmp: string, body: Buffer): Promise<HelloSer
   const exited = new Promise<void>((resolve) => proc.once('exit', () => resolve()))
   let gone = false
   void exited.then(() => { gone = true })
+  track(proc)
   const url = `http://127.0.0.1:${port}`
   const deadline = Date.now() + 10_000
   while ((await probe(url, '/', 500)) !== 200) {

@@ -462,18 +462,14 @@ export async function deleteOne(ctx: RequestContext, def: ResolvedDefinition, na
       }
       if (finalizers.length > 0) m.finalizers = finalizers
       if (isNamespace) o.status = { ...(o.status ?? {}), phase: 'Terminating' }
-      const json = toStoredJson(o)
-      if (dry) return { status: 200, json: withRv(json, curRv), removed: false }
-      const r = await store.put(shard, key, curRv, JSON.stringify(attrsOf(def, o)), json)
-      if (r.ok) return { status: 200, json: withRv(json, r.rv), removed: false }
-      if (r.reason === 'conflict') continue
-      if (r.reason === 'notfound') throw notFound(gr(def), name)
-      throw internal(r.message ?? r.reason)
     }
+    // Two-phase: the object is marked and stays; otherwise it is removed now.
+    const removed = !twoPhase
     const json = toStoredJson(o)
-    if (dry) return { status: 200, json: withRv(json, curRv), removed: true }
-    const r = await store.remove(shard, key, curRv, JSON.stringify(attrsOf(def, o)), json)
-    if (r.ok) return { status: 200, json: withRv(json, r.rv), removed: true }
+    if (dry) return { status: 200, json: withRv(json, curRv), removed }
+    const attrs = JSON.stringify(attrsOf(def, o))
+    const r = removed ? await store.remove(shard, key, curRv, attrs, json) : await store.put(shard, key, curRv, attrs, json)
+    if (r.ok) return { status: 200, json: withRv(json, r.rv), removed }
     if (r.reason === 'conflict') continue
     if (r.reason === 'notfound') throw notFound(gr(def), name)
     throw internal(r.message ?? r.reason)

@@ -109,3 +109,8 @@ export const statusSplit = {
     },
   },
 }
+
+/** The strategy of a spec/status type whose spec changes bump metadata.generation (workloads, jobs, policies). */
+export function generationStrategy(hooks: Strategy): Strategy {
+  return { ...statusSplit.strategy, allowUnconditionalUpdate: true, nameRule: 'subdomain', hasGeneration: true, ...hooks }
+}

@@ -1,5 +1,5 @@
 // DaemonSet (apps/v1).
-import { defineResource, ALL_VERBS, statusSplit } from '../../define.js'
+import { defineResource, ALL_VERBS, statusSplit, generationStrategy } from '../../define.js'
 import type { Obj } from '../../define.js'
 import { ageColumn, containerColumns, formatLabelSelector, formatLabels, int, nameColumn } from '../_printers.js'
 import { defaultPodTemplate, validateWorkloadSpec } from '../core/pods.js'
@@ -36,15 +36,11 @@ export default defineResource({
   categories: ['all'],
   subresources: ['status'],
   schemaRef: 'io.orch.api.apps.v1.DaemonSet',
-  strategy: {
-    ...statusSplit.strategy,
+  strategy: generationStrategy({
     default: defaultDaemonSet,
     validate: (o) => validateWorkloadSpec(o, 'daemonset', { selectorRequired: false }),
     validateUpdate: (o, old) => [...validateWorkloadSpec(o, 'daemonset', { selectorRequired: false }), ...validateSelectorImmutable(o, old)],
-    allowUnconditionalUpdate: true,
-    nameRule: 'subdomain',
-    hasGeneration: true,
-  },
+  }),
   status: statusSplit.status,
   table: [
     nameColumn(),

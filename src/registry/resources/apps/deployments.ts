@@ -1,6 +1,6 @@
 // Deployment (apps/v1).
 import { isDeepStrictEqual } from 'node:util'
-import { defineResource, ALL_VERBS, statusSplit } from '../../define.js'
+import { defineResource, ALL_VERBS, statusSplit, generationStrategy } from '../../define.js'
 import type { Obj } from '../../define.js'
 import { fieldInvalid } from '../../../machinery/errors.js'
 import type { FieldError } from '../../../machinery/errors.js'
@@ -46,15 +46,11 @@ export default defineResource({
   // The scale selector is spec.selector, a LabelSelector: metav1.LabelSelectorAsSelector(spec.selector).String().
   scale: { specReplicasPath: 'spec.replicas', statusReplicasPath: 'status.replicas', labelSelectorPath: 'spec.selector' },
   schemaRef: 'io.orch.api.apps.v1.Deployment',
-  strategy: {
-    ...statusSplit.strategy,
+  strategy: generationStrategy({
     default: defaultDeployment,
     validate: (o) => validateWorkloadSpec(o, 'deployment'),
     validateUpdate: (o, old) => [...validateWorkloadSpec(o, 'deployment'), ...validateSelectorImmutable(o, old)],
-    allowUnconditionalUpdate: true,
-    nameRule: 'subdomain',
-    hasGeneration: true,
-  },
+  }),
   status: statusSplit.status,
   table: [
     nameColumn(),

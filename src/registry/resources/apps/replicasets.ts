@@ -1,5 +1,5 @@
 // ReplicaSet (apps/v1).
-import { defineResource, ALL_VERBS, statusSplit } from '../../define.js'
+import { defineResource, ALL_VERBS, statusSplit, generationStrategy } from '../../define.js'
 import { ageColumn, containerColumns, formatLabelSelector, int, nameColumn } from '../_printers.js'
 import { defaultPodTemplate, validateWorkloadSpec } from '../core/pods.js'
 import { validateSelectorImmutable } from './deployments.js'
@@ -13,8 +13,7 @@ export default defineResource({
   // The scale selector is spec.selector, a LabelSelector: metav1.LabelSelectorAsSelector(spec.selector).String().
   scale: { specReplicasPath: 'spec.replicas', statusReplicasPath: 'status.replicas', labelSelectorPath: 'spec.selector' },
   schemaRef: 'io.orch.api.apps.v1.ReplicaSet',
-  strategy: {
-    ...statusSplit.strategy,
+  strategy: generationStrategy({
     // SetDefaults_ReplicaSet
     default: (o) => {
       if (o.spec === null || typeof o.spec !== 'object') return
@@ -24,10 +23,7 @@ export default defineResource({
     // upstream says "deployment" in this message for replica sets too.
     validate: (o) => validateWorkloadSpec(o, 'deployment'),
     validateUpdate: (o, old) => [...validateWorkloadSpec(o, 'deployment'), ...validateSelectorImmutable(o, old)],
-    allowUnconditionalUpdate: true,
-    nameRule: 'subdomain',
-    hasGeneration: true,
-  },
+  }),
   status: statusSplit.status,
   table: [
     nameColumn(),

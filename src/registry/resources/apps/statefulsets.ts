@@ -1,5 +1,5 @@
 // StatefulSet (apps/v1).
-import { defineResource, ALL_VERBS, statusSplit } from '../../define.js'
+import { defineResource, ALL_VERBS, statusSplit, generationStrategy } from '../../define.js'
 import type { Obj } from '../../define.js'
 import { ageColumn, containerColumns, int, nameColumn } from '../_printers.js'
 import { defaultPodTemplate, validateWorkloadSpec } from '../core/pods.js'
@@ -46,15 +46,11 @@ export default defineResource({
   // The scale selector is spec.selector, a LabelSelector: metav1.LabelSelectorAsSelector(spec.selector).String().
   scale: { specReplicasPath: 'spec.replicas', statusReplicasPath: 'status.replicas', labelSelectorPath: 'spec.selector' },
   schemaRef: 'io.orch.api.apps.v1.StatefulSet',
-  strategy: {
-    ...statusSplit.strategy,
+  strategy: generationStrategy({
     default: defaultStatefulSet,
     validate: (o) => validateWorkloadSpec(o, 'statefulset'),
     validateUpdate: (o, old) => [...validateWorkloadSpec(o, 'statefulset'), ...validateSelectorImmutable(o, old)],
-    allowUnconditionalUpdate: true,
-    nameRule: 'subdomain',
-    hasGeneration: true,
-  },
+  }),
   status: statusSplit.status,
   table: [
     nameColumn(),

@@ -1,5 +1,5 @@
 // CronJob (batch/v1).
-import { defineResource, ALL_VERBS, statusSplit } from '../../define.js'
+import { defineResource, ALL_VERBS, statusSplit, generationStrategy } from '../../define.js'
 import type { Obj } from '../../define.js'
 import { fieldInvalid, fieldRequired } from '../../../machinery/errors.js'
 import type { FieldError } from '../../../machinery/errors.js'
@@ -42,15 +42,11 @@ export default defineResource({
   categories: ['all'],
   subresources: ['status'],
   schemaRef: 'io.orch.api.batch.v1.CronJob',
-  strategy: {
-    ...statusSplit.strategy,
+  strategy: generationStrategy({
     default: defaultCronJob,
     validate: validateCronJob,
     validateUpdate: (o) => validateCronJob(o),
-    allowUnconditionalUpdate: true,
-    nameRule: 'subdomain',
-    hasGeneration: true,
-  },
+  }),
   status: statusSplit.status,
   table: [
     nameColumn(),

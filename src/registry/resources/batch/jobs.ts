@@ -1,5 +1,5 @@
 // Job (batch/v1).
-import { defineResource, ALL_VERBS, statusSplit } from '../../define.js'
+import { defineResource, ALL_VERBS, statusSplit, generationStrategy } from '../../define.js'
 import type { Obj } from '../../define.js'
 import { fieldInvalid, fieldNotSupported } from '../../../machinery/errors.js'
 import type { FieldError } from '../../../machinery/errors.js'
@@ -97,16 +97,12 @@ export default defineResource({
   categories: ['all'],
   subresources: ['status'],
   schemaRef: 'io.orch.api.batch.v1.Job',
-  strategy: {
-    ...statusSplit.strategy,
+  strategy: generationStrategy({
     default: defaultJob,
     prepareForCreate: (o) => { generateJobSelector(o); delete o.status },
     validate: (o) => validateJobSpec(o.spec, 'spec'),
     validateUpdate: (o) => validateJobSpec(o.spec, 'spec'),
-    allowUnconditionalUpdate: true,
-    nameRule: 'subdomain',
-    hasGeneration: true,
-  },
+  }),
   status: statusSplit.status,
   table: [
     nameColumn(),

@@ -1,5 +1,5 @@
 // ReplicationController (v1).
-import { defineResource, ALL_VERBS, statusSplit } from '../../define.js'
+import { defineResource, ALL_VERBS, statusSplit, generationStrategy } from '../../define.js'
 import type { Obj } from '../../define.js'
 import { fieldInvalid, fieldNotSupported, fieldRequired } from '../../../machinery/errors.js'
 import type { FieldError } from '../../../machinery/errors.js'
@@ -51,15 +51,11 @@ export default defineResource({
   // The scale selector is spec.selector, a label map: labels.SelectorFromSet(spec.selector).String().
   scale: { specReplicasPath: 'spec.replicas', statusReplicasPath: 'status.replicas', labelSelectorPath: 'spec.selector' },
   schemaRef: 'io.orch.api.core.v1.ReplicationController',
-  strategy: {
-    ...statusSplit.strategy,
+  strategy: generationStrategy({
     default: defaultRC,
     validate: validateRC,
     validateUpdate: (o) => validateRC(o),
-    allowUnconditionalUpdate: true,
-    nameRule: 'subdomain',
-    hasGeneration: true,
-  },
+  }),
   status: statusSplit.status,
   table: [
     nameColumn(),

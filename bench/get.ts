@@ -1,0 +1,88 @@
+// get: GET ConfigMaps by name, chosen at random among --objects stored ones; peers: etcd range of one key
+// (linearizable, as upstream reads), uws-hello answering the same bytes the server returns (the HTTP ceiling).
+import { type Ctx, type Scenario, type ScenarioResult, closeAll, loadRow, measure, seed } from './lib/context.js'
+import { ETCD_PREFIX, EtcdClient, startEtcd } from './lib/etcd.js'
+import { CONFIGMAPS, configMapBody, seqName, storedConfigMapBody } from './lib/objects.js'
+import { ratio, type Row } from './lib/report.js'
+import { startUwsHello } from './lib/uws-hello.js'
+
+const PREFIX = 'g-'
+const DIGITS = 8
+
+export const get: Scenario = {
+  name: 'get',
+  summary: 'GET ConfigMaps by name among --objects stored ones (peer etcd: get of the key; uws-hello: the same bytes)',
+  options: ['connections', 'object-size', 'objects', 'peer', 'peer-conns'],
+  defaults: { 'log-level': ['warn', 'info'] },
+  smokeDefaults: { 'log-level': ['warn', 'info'] },
+  async run(ctx: Ctx): Promise<ScenarioResult> {
+    const size = ctx.int('object-size')
+    const C = ctx.int('connections')
+    const N = Math.max(1, ctx.int('objects'))
+    const prefix = ctx.remote ? `${PREFIX}${Date.now().toString(36)}-` : PREFIX
+    const paths = Array.from({ length: N }, (_, i) => `${CONFIGMAPS}/${seqName(prefix, i, DIGITS)}`)
+    const pick = () => paths[Math.floor(Math.random() * N)]
+    const rows: Row[] = []
+    let sample: Buffer | undefined
+    for (const level of ctx.logLevels) {
+      const srv = await ctx.startServer(level)
+      try {
+        const conns = ctx.connections(srv.url, C)
+        const body = configMapBody(size, prefix.length + DIGITS)
+        await seed(ctx, conns, CONFIGMAPS, N, (i) => body.body(seqName(prefix, i, DIGITS)))
+        sample = (await conns[0].request('GET', paths[0])).body
+        const { r, w } = await measure(ctx, `get log ${level}`, srv.sampler, conns, C, async (c) => {
+          const res = await c.request('GET', pick())
+          return res.status === 200 ? 'ok' : `status ${res.status}`
+        })
+        closeAll(conns)
+        const stageTimings = level === 'info' ? await srv.accessTimings(r.window) : undefined
+        rows.push(loadRow('orch', `GET configmap (log ${level})`, 'req/s', r, w, { stageTimings, details: { responseBytes: sample.length } }))
+      } finally {
+        await srv.stop()
+      }
+    }
+    const ours = rows[0]
+    const ratios = []
+    if (ctx.peers.includes('uws-hello')) {
+      const hello = await startUwsHello(ctx.tmp, sample ?? Buffer.from(storedConfigMapBody(size, prefix.length + DIGITS).body(seqName(prefix, 0, DIGITS))))
+      try {
+        const conns = ctx.connections(hello.url, C)
+        const { r, w } = await measure(ctx, 'uws-hello GET', hello.sampler, conns, C, async (c) => {
+          const res = await c.request('GET', pick())
+          return res.status === 200 ? 'ok' : `status ${res.status}`
+        })
+        closeAll(conns)
+        const row = loadRow('uws-hello', 'GET, fixed body of the same bytes', 'req/s', r, w)
+        rows.push(row)
+        ratios.push(ratio('get throughput vs uws-hello', ours.rate, row.rate, 0.5))
+      } finally {
+        await hello.stop()
+      }
+    }
+    if (ctx.peers.includes('etcd')) {
+      const etcd = await startEtcd(ctx.tmp)
+      const clients = Array.from({ length: ctx.int('peer-conns') }, () => new EtcdClient(etcd.endpoint))
+      try {
+        const value = storedConfigMapBody(size, prefix.length + DIGITS)
+        const keys = Array.from({ length: N }, (_, i) => Buffer.from(ETCD_PREFIX + seqName(prefix, i, DIGITS)))
+        let next = 0
+        await Promise.all(Array.from({ length: C }, async (_, s) => {
+          const c = clients[s % clients.length]
+          while (next < N) { const i = next++; await c.put(keys[i], Buffer.from(value.body(seqName(prefix, i, DIGITS)))) }
+        }))
+        const { r, w } = await measure(ctx, 'etcd get', etcd.sampler, clients, C, async (c) => {
+          const res = await c.range(keys[Math.floor(Math.random() * N)])
+          return res.count === 1 ? 'ok' : 'not found'
+        })
+        const row = loadRow('etcd', `get (${etcd.version}, linearizable, ${ctx.int('peer-conns')} gRPC conns)`, 'req/s', r, w)
+        rows.push(row)
+        ratios.push(ratio('get throughput vs etcd get', ours.rate, row.rate))
+      } finally {
+        closeAll(clients)
+        await etcd.stop()
+      }
+    }
+    return { rows, ratios }
+  },
+}

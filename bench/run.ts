@@ -1,0 +1,101 @@
+// The bench CLI: `npm run bench -- <scenario> [options]`. Runs one scenario, prints its settings, the table and the
+// ratios, then the report as one line of JSON; writes --json and --html files when asked.
+import { killAll } from './lib/children.js'
+import { Ctx, type Scenario } from './lib/context.js'
+import { BenchOptionsError, COMMON, OPTIONS, help, resolve } from './lib/options.js'
+import { Progress } from './lib/progress.js'
+import { machine, text, writeHtml, writeJson, type Report, type Setting } from './lib/report.js'
+import { benchTmp, removeTmp } from './lib/server.js'
+import { create } from './create.js'
+import { get } from './get.js'
+import { list } from './list.js'
+import { update } from './update.js'
+import { watchFanout } from './watch-fanout.js'
+import { mixed } from './mixed.js'
+import { startup } from './startup.js'
+import { memory } from './memory.js'
+
+export const scenarios: Scenario[] = [create, get, list, update, watchFanout, mixed, startup, memory]
+
+function usage(): string {
+  const lines = ['usage: npm run bench -- <scenario> [options]', '', 'scenarios:']
+  for (const s of scenarios) lines.push(`  ${s.name.padEnd(13)} ${s.summary}`)
+  lines.push('', 'options of every scenario:', help(COMMON))
+  lines.push('', '`npm run bench -- <scenario> --help` lists the options of one scenario with its defaults.')
+  lines.push('The etcd peer needs Debian\'s etcd-server: apt-get install etcd-server')
+  return lines.join('\n') + '\n'
+}
+
+async function main(argv: string[]): Promise<number> {
+  const name = argv[0]
+  if (!name || name === '--help' || name === '-h') {
+    process.stdout.write(usage())
+    return name ? 0 : 2
+  }
+  const scenario = scenarios.find((s) => s.name === name)
+  if (!scenario) {
+    process.stderr.write(`unknown scenario "${name}"\n\n${usage()}`)
+    return 2
+  }
+  const names = [...scenario.options, ...COMMON]
+  if (argv.includes('--help') || argv.includes('-h')) {
+    process.stdout.write(`${scenario.name}: ${scenario.summary}\n\noptions:\n${help(names, scenario.defaults)}\n`)
+    return 0
+  }
+  let resolved
+  try {
+    resolved = resolve(argv.slice(1), names, scenario.defaults, scenario.smokeDefaults)
+  } catch (err) {
+    if (err instanceof BenchOptionsError) {
+      process.stderr.write(`bench ${scenario.name}: ${err.message}\n`)
+      return 2
+    }
+    throw err
+  }
+  const { values, isDefault } = resolved
+  if (values.url && scenario.needsOwnServer) {
+    process.stderr.write(`bench ${scenario.name}: restarts the server, so it cannot run against --url\n`)
+    return 2
+  }
+  const tmp = benchTmp()
+  const progress = new Progress(values.progress as boolean)
+  const ctx = new Ctx(values, tmp, progress)
+  const settings: Record<string, Setting> = {}
+  for (const n of names) settings[n] = { value: values[n], isDefault: isDefault[n], help: OPTIONS[n].help }
+  const started = new Date()
+  const m = machine()
+  progress.note(`bench ${scenario.name}: ${names.filter((n) => !['json', 'html', 'keep', 'progress'].includes(n)).map((n) => `--${n} ${JSON.stringify(values[n])}`).join(' ')}`)
+  try {
+    const res = await scenario.run(ctx)
+    const report: Report = {
+      scenario: scenario.name, date: started.toISOString(), machine: m, settings,
+      rows: res.rows, ratios: res.ratios, notes: ctx.notes,
+    }
+    process.stdout.write(text(report))
+    process.stdout.write(JSON.stringify(report) + '\n')
+    if (values.json) writeJson(values.json as string, report)
+    if (values.html) writeHtml(values.html as string, report)
+    return 0
+  } finally {
+    killAll()
+    if (!values.keep) removeTmp(tmp)
+    else progress.note(`kept ${tmp}`)
+  }
+}
+
+for (const sig of ['SIGINT', 'SIGTERM'] as const) {
+  process.once(sig, () => {
+    killAll()
+    process.exit(130)
+  })
+}
+process.once('exit', killAll)
+
+main(process.argv.slice(2)).then(
+  (code) => { process.exitCode = code },
+  (err) => {
+    process.stderr.write(`bench failed: ${err instanceof Error ? err.stack : String(err)}\n`)
+    killAll()
+    process.exitCode = 1
+  },
+)
