@@ -14,7 +14,7 @@ export const get: Scenario = {
   summary: 'GET ConfigMaps by name among --objects stored ones (peer etcd: get of the key; uws-hello: the same bytes)',
   options: ['connections', 'object-size', 'objects', 'peer', 'peer-conns'],
   defaults: { 'log-level': ['warn', 'info'] },
-  smokeDefaults: { 'log-level': ['warn', 'info'] },
+  smokeDefaults: { 'log-level': ['warn'] },
   async run(ctx: Ctx): Promise<ScenarioResult> {
     const size = ctx.int('object-size')
     const C = ctx.int('connections')

@@ -96,12 +96,22 @@ function finishRv(rv: number): void {
 
 interface PendingWrite { peer: Peer; req: ObjectPut | ObjectDelete; rv: number; failure: ShardReply | null; event: WatchEvent | null }
 
-/** Writes of this turn, from every peer: one LMDB transaction commits them all. */
+/**
+ * Group commit: writes that arrive while a commit is being made durable wait and go together into the next
+ * transaction, so one sync carries many writes (lmdb-js would otherwise commit each transaction() on its own).
+ */
 let batch: PendingWrite[] = []
+/** Commits under way: the next transaction is written while the previous one syncs (lmdb-js overlapping sync). */
+let committing = 0
+const MAX_COMMITTING = 2
+let scheduled = false
 
 function write(peer: Peer, req: ObjectPut | ObjectDelete): void {
-  if (batch.length === 0) queueMicrotask(commitBatch)
   batch.push({ peer, req, rv: 0, failure: null, event: null })
+  if (committing < MAX_COMMITTING && !scheduled) {
+    scheduled = true
+    queueMicrotask(commitBatch)
+  }
 }
 
 /** Checks and applies one write inside the transaction; the resourceVersion is taken here, in commit order. */
@@ -133,8 +143,11 @@ function apply(w: PendingWrite): void {
 }
 
 function commitBatch(): void {
+  scheduled = false
+  if (batch.length === 0) return
   const writes = batch
   batch = []
+  committing++
   root.transaction(() => {
     let last = 0
     for (const w of writes) {
@@ -150,13 +163,20 @@ function commitBatch(): void {
       finishRv(w.rv)
       reply(w.peer, { id: w.req.id, ok: true, rv: w.rv })
     }
+    nextCommit()
   }, (err: unknown) => {
     log.error({ err, writes: writes.length }, 'commit failed')
     for (const w of writes) {
       if (w.rv) finishRv(w.rv)
       reply(w.peer, { id: w.req.id, ok: false, reason: 'internal', message: err instanceof Error ? err.message : String(err) })
     }
+    nextCommit()
   })
+}
+
+function nextCommit(): void {
+  committing--
+  if (batch.length > 0 && !scheduled) commitBatch()
 }
 
 function handle(peer: Peer, req: ShardRequest): void {

@@ -125,7 +125,7 @@ export class RawConnection implements HttpConnection {
           this.head = undefined
           this.parseHead(h.toString('latin1', 0, end))
           d = h.subarray(end + 4)
-          if (this.state === State.Length && this.remaining === 0) this.complete()
+          if ((this.state as State) === State.Length && this.remaining === 0) this.complete()
           break
         }
         case State.Length: {

@@ -29,30 +29,28 @@ export class GarbageCollector {
     for (const def of registry.all) {
       if (!def.verbs.includes('watch')) continue
       this.#unlisten.push(await this.#client.listen(def, (events) => {
-        for (const [type, key, , rec] of events) this.#observe(def, key, type === 'DELETED' ? null : rec)
+        for (const [type, key, , rec] of events) this.#observe(def, key, rec, type === 'DELETED')
       }))
     }
     // The initial graph, built from the stored attributes only (no object is parsed).
     for (const def of registry.all) {
       const shard = store.shardFor(def.group, def.resource)
       store.snapshot(shard)
-      for (const { key, value } of store.range(shard, `${def.group}/${def.resource}/`)) this.#observe(def, key, value)
+      for (const { key, value } of store.range(shard, `${def.group}/${def.resource}/`)) this.#observe(def, key, value, false)
     }
   }
 
   stop(): void { this.#queue.stop(); for (const u of this.#unlisten) u() }
 
-  #observe(def: ResolvedDefinition, key: string, rec: Uint8Array | null): void {
-    if (rec === null) {
-      // Deleted: forget it, and check the dependents it had and the owners waiting for it.
-      for (const [uid, n] of this.#nodes) {
-        if (n.key !== key) continue
-        this.#forget(uid)
-        for (const dep of this.#dependents.get(uid) ?? []) this.#queue.add(`dep:${dep}`)
-        for (const o of n.owners) if (this.#nodes.has(o)) this.#queue.add(`own:${this.#nodes.get(o)!.key}`)
-        this.#dependents.delete(uid)
-        break
-      }
+  #observe(def: ResolvedDefinition, key: string, rec: Uint8Array, deleted: boolean): void {
+    if (deleted) {
+      // Gone: its dependents may now be orphans, and owners waiting in foreground deletion may be done.
+      const uid = recordAttrs(rec).u
+      if (!uid) return
+      const n = this.#nodes.get(uid)
+      this.#forget(uid)
+      for (const dep of this.#dependents.get(uid) ?? []) this.#queue.add(`dep:${dep}`)
+      for (const o of n?.owners ?? []) { const on = this.#nodes.get(o); if (on) this.#queue.add(`own:${on.key}`) }
       return
     }
     const a = recordAttrs(rec)
@@ -75,7 +73,10 @@ export class GarbageCollector {
   #forget(uid: string): void {
     const n = this.#nodes.get(uid)
     if (!n) return
-    for (const o of n.owners) this.#dependents.get(o)?.delete(uid)
+    for (const o of n.owners) {
+      const deps = this.#dependents.get(o)
+      if (deps) { deps.delete(uid); if (deps.size === 0) this.#dependents.delete(o) }
+    }
     this.#nodes.delete(uid)
   }
 

@@ -41,11 +41,15 @@ export interface TestServer {
   kill(): Promise<void>
 }
 
-export interface StartOptions { args?: string[]; dataDir?: string; keepDataDir?: boolean; secure?: boolean }
+export interface StartOptions {
+  args?: string[]; dataDir?: string; keepDataDir?: boolean; secure?: boolean
+  /** plain-HTTP port to use (e.g. the port of a previous run, for a restart on the same address); random when unset */
+  port?: number
+}
 
 export async function startServer(opts: StartOptions = {}): Promise<TestServer> {
   const dataDir = opts.dataDir ?? mkdtempSync(join(tmpdir(), 'orch-test-'))
-  const port = await freePort()
+  const port = opts.port ?? await freePort()
   const securePort = opts.secure ? await freePort() : 0
   const args = [mainJs, '--port', String(port), '--secure-port', String(securePort), '--data-dir', dataDir, '--log-level', 'info', ...(opts.args ?? [])]
   const proc = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'] })

@@ -17,7 +17,7 @@ const RV_RE = /^[1-9]\d*$/
 /** Every resourceVersion a successful write returned, in order: each must be greater than all before it. */
 let lastWriteRv = 0
 const rvOrder: Array<{ what: string; rv: number }> = []
-function noteWrite(t: { ok: (v: unknown, msg?: string) => unknown }, what: string, r: Reply): void {
+function noteWrite(t: { ok: (v: unknown, msg: string) => unknown }, what: string, r: Reply): void {
   const rv = Number(r.json?.metadata?.resourceVersion)
   t.ok(rv > lastWriteRv, `${what}: resourceVersion ${rv} is greater than the previous write's ${lastWriteRv}`)
   if (rv > lastWriteRv) lastWriteRv = rv

@@ -29,7 +29,7 @@ function isStatus(t: Tap, r: Reply, code: number): void {
   t.equal(r.status, code, `HTTP ${code}`)
   t.match(String(r.headers['content-type']), /^application\/json/, 'a JSON Status')
 }
-type Tap = { equal: (a: unknown, b: unknown, m?: string) => unknown; match: (a: unknown, b: RegExp, m?: string) => unknown }
+type Tap = { equal: (a: unknown, b: unknown, m: string) => unknown; match: (a: unknown, b: RegExp, m: string) => unknown }
 
 /** The state of the test namespace's configmaps and deployments: name → resourceVersion, plus the list versions. */
 async function state(): Promise<Obj> {
@@ -44,7 +44,7 @@ async function state(): Promise<Obj> {
 }
 
 /** Runs an error request and verifies that the stored state is the same afterwards. */
-async function unchanged(t: { same: (a: unknown, b: unknown, m?: string) => unknown }, fn: () => Promise<Reply>): Promise<Reply> {
+async function unchanged(t: { same: (a: unknown, b: unknown, m: string) => unknown }, fn: () => Promise<Reply>): Promise<Reply> {
   const before = await state()
   const r = await fn()
   const after = await state()

@@ -126,7 +126,7 @@ t.test('an unknown check path is 404', async (t) => {
 
 t.test('/readyz fails during --shutdown-delay-duration, /livez stays ok, then the server stops', async (t) => {
   const d = await startServer({ args: ['--shutdown-delay-duration', '3s'] })
-  t.teardown(() => d.kill())
+  t.teardown(() => d.stop())
   const before = await d.request('GET', '/readyz')
   t.equal(before.status, 200)
   t.equal(before.text, 'ok')

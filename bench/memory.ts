@@ -1,0 +1,102 @@
+// memory: RSS per stored object. The server's RSS is read after a warm-up (a few objects written and read: the
+// baseline), again after --objects ConfigMaps are created, and again after a restart on the same data dir, before and
+// after one paged walk over everything (LMDB pages count in RSS once they are touched); each figure is the growth
+// over the baseline divided by --objects. Disk per object is reported too.
+import { type Ctx, type Scenario, type ScenarioResult, closeAll, seed } from './lib/context.js'
+import { diskBytes } from './lib/disk.js'
+import type { HttpConnection } from './lib/http.js'
+import { CONFIGMAPS, configMapBody, firstString, seqName } from './lib/objects.js'
+import { memory as procMemory } from './lib/proc.js'
+import { ratio, type Ratio, type Row } from './lib/report.js'
+
+const PREFIX = 'mem-'
+const DIGITS = 8
+const WARM = 200
+const TARGET_RATIO = 1.8
+
+export const memory: Scenario = {
+  name: 'memory',
+  summary: 'RSS per stored object: after creating --objects ConfigMaps, and after a restart (before and after a full walk)',
+  options: ['connections', 'object-size', 'objects'],
+  defaults: { objects: 100_000 },
+  smokeDefaults: { connections: 8 },
+  needsOwnServer: true,
+  async run(ctx: Ctx): Promise<ScenarioResult> {
+    const N = Math.max(1, ctx.int('objects'))
+    const size = ctx.int('object-size')
+    const rows: Row[] = []
+    const ratios: Ratio[] = []
+    const body = configMapBody(size, PREFIX.length + DIGITS)
+    const srv = await ctx.startServer()
+    const dataDir = srv.dataDir!
+    let base = 0
+    let after = 0
+    let peak = 0
+    try {
+      const conns = ctx.connections(srv.url, ctx.int('connections'))
+      // warm-up: the code paths of create and get are compiled before the baseline is taken
+      await seed(ctx, conns, CONFIGMAPS, WARM, (i) => body.body(seqName('mw-', i, PREFIX.length + DIGITS - 3)), 'warm-up')
+      for (let i = 0; i < WARM; i++) await conns[i % conns.length].request('GET', `${CONFIGMAPS}/${seqName('mw-', i, PREFIX.length + DIGITS - 3)}`)
+      base = await settledRss(srv.pid!)
+      srv.sampler?.start()
+      await seed(ctx, conns, CONFIGMAPS, N, (i) => body.body(seqName(PREFIX, i, DIGITS)))
+      peak = srv.sampler?.stop().peakRssMB ?? 0
+      after = await settledRss(srv.pid!)
+      closeAll(conns)
+    } finally {
+      await srv.stop()
+    }
+    const perObject = Math.round((after - base) / N)
+    const disk = diskBytes(dataDir)
+    rows.push(memRow(`RSS growth per object while creating ${N}`, perObject, { baseMB: mb(base), afterMB: mb(after), peakMB: peak }))
+    ratios.push(ratio(`RSS growth per object / object size (${size} B)`, perObject, size, TARGET_RATIO, true))
+
+    const again = await ctx.startServer(undefined, dataDir)
+    try {
+      const cold = await settledRss(again.pid!)
+      const [c] = ctx.connections(again.url, 1)
+      const seen = await walk(c)
+      c.close()
+      const walked = await settledRss(again.pid!)
+      // against the baseline of the first server (warmed up, WARM objects): a restarted server has compiled less
+      rows.push(memRow('RSS after restart - baseline, per object', Math.round((cold - base) / N), { rssMB: mb(cold), baseMB: mb(base) }))
+      rows.push(memRow('RSS after restart + one full paged walk - baseline, per object', Math.round((walked - base) / N), { rssMB: mb(walked), baseMB: mb(base), objectsSeen: seen }, seen === N + WARM ? 0 : 1))
+    } finally {
+      await again.stop()
+    }
+    rows.push(memRow('disk per object (data dir, allocated blocks)', Math.round(disk / (N + WARM)), { dataDirMB: mb(disk) }))
+    return { rows, ratios }
+  },
+}
+
+const mb = (b: number) => Math.round((b / 1024 / 1024) * 10) / 10
+
+function memRow(name: string, value: number, details: Record<string, unknown>, errors = 0): Row {
+  return { target: 'orch', name, unit: 'B/object', ops: 1, seconds: 0, rate: value, errors, details }
+}
+
+/** RSS once it stops moving: the median of five readings 200 ms apart, after a second's pause. */
+async function settledRss(pid: number): Promise<number> {
+  await new Promise((r) => setTimeout(r, 1000))
+  const xs: number[] = []
+  for (let i = 0; i < 5; i++) {
+    xs.push(procMemory(pid)?.rss ?? 0)
+    await new Promise((r) => setTimeout(r, 200))
+  }
+  return xs.sort((a, b) => a - b)[2]
+}
+
+/** Lists every ConfigMap in pages of 500; returns how many it saw. */
+async function walk(c: HttpConnection): Promise<number> {
+  let seen = 0
+  let token: string | undefined
+  do {
+    const r = await c.request('GET', `${CONFIGMAPS}?limit=500${token ? `&continue=${encodeURIComponent(token)}` : ''}`)
+    if (r.status !== 200) break
+    const text = r.body.toString()
+    const head = text.slice(0, Math.max(0, text.indexOf('"items"')))
+    token = firstString(head, 'continue') || undefined
+    seen += (text.match(/"kind":"ConfigMap"/g) ?? []).length
+  } while (token)
+  return seen
+}

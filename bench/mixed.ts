@@ -1,0 +1,191 @@
+// mixed: a kubelet-like load. --nodes simulated nodes each renew their Lease every --lease-interval seconds and
+// update the status of their --pods-per-node pods every --pod-update-interval seconds; each node runs an informer
+// (LIST then WATCH pods with a spec.nodeName field selector), and one cluster-wide pod informer watches everything,
+// as a controller would. Reported: lease and pod-status write latency, informer list latency, and the delivery
+// latency of pod status changes to the node's informer and to the cluster-wide one.
+import { type Ctx, type Scenario, type ScenarioResult, closeAll } from './lib/context.js'
+import type { HttpConnection } from './lib/http.js'
+import { newHistogram, recordNs, summarize, distribution } from './lib/hist.js'
+import { paced, type LoadResult } from './lib/load.js'
+import { LEASES, PODS, firstString, leaseBody, microTime, nodeBody, podBody } from './lib/objects.js'
+import { SelfAndMachine, type ProcStats } from './lib/proc.js'
+import type { Row } from './lib/report.js'
+import { DeliveryTracker, Watcher } from './lib/watch.js'
+
+const DRAIN_MS = 5000
+
+export const mixed: Scenario = {
+  name: 'mixed',
+  summary: 'kubelet-like: lease renewals, pod status updates, per-node pod informers (LIST + WATCH by spec.nodeName)',
+  options: ['connections', 'object-size', 'nodes', 'pods-per-node', 'lease-interval', 'pod-update-interval'],
+  defaults: { connections: 50, duration: 30, 'object-size': 1024 },
+  smokeDefaults: { connections: 4, duration: 1.5 },
+  async run(ctx: Ctx): Promise<ScenarioResult> {
+    const N = Math.max(1, ctx.int('nodes'))
+    const P = ctx.int('pods-per-node')
+    const size = ctx.int('object-size')
+    const run = Date.now().toString(36)
+    const nodeName = (i: number) => `mx-${run}-node-${i}`
+    const srv = await ctx.startServer()
+    const conns = ctx.connections(srv.url, Math.min(ctx.int('connections'), Math.max(1, N)))
+    const connOf = (node: number): HttpConnection => conns[node % conns.length]
+    const watchers: Watcher[] = []
+    try {
+      // --- setup: nodes, leases, pods ---
+      const leases: Array<Record<string, any>> = []
+      const pods: Array<Record<string, any>> = []
+      ctx.progress.note(`[mixed] creating ${N} nodes, ${N} leases, ${N * P} pods`)
+      await parallel(N, conns.length, async (i) => {
+        const c = connOf(i)
+        const n = await c.request('POST', '/api/v1/nodes', nodeBody(nodeName(i)))
+        if (n.status !== 201) throw new Error(`node create: ${n.status} ${n.body.toString().slice(0, 300)}`)
+        const l = await c.request('POST', LEASES, leaseBody(nodeName(i), new Date()))
+        if (l.status !== 201) throw new Error(`lease create: ${l.status} ${l.body.toString().slice(0, 300)}`)
+        leases[i] = JSON.parse(l.body.toString())
+      })
+      await parallel(N * P, conns.length, async (k) => {
+        const node = Math.floor(k / P)
+        const name = `mx-${run}-pod-${node}-${k % P}`
+        const r = await connOf(node).request('POST', PODS, podBody(size, name.length, nodeName(node)).body(name))
+        if (r.status !== 201) throw new Error(`pod create: ${r.status} ${r.body.toString().slice(0, 300)}`)
+        pods[k] = JSON.parse(r.body.toString())
+      })
+
+      // --- informers: LIST then WATCH from the list's resourceVersion ---
+      const nodeTracker = new DeliveryTracker()
+      const allTracker = new DeliveryTracker()
+      const listHist = newHistogram()
+      let listErrors = 0
+      let watchErrors = 0
+      const informer = async (i: number | undefined) => {
+        const sel = i === undefined ? '' : `&fieldSelector=${encodeURIComponent(`spec.nodeName=${nodeName(i)}`)}`
+        // pages of 500 as client-go's reflector asks for them; the watch starts at the first page's version
+        const s = performance.now()
+        let rv: string | undefined
+        let token: string | undefined
+        do {
+          const r = await connOf(i ?? 0).request('GET', `/api/v1/pods?limit=500${sel}${token ? `&continue=${encodeURIComponent(token)}` : ''}`)
+          if (r.status !== 200) { listErrors++; return }
+          const head = r.body.toString('latin1', 0, Math.min(r.body.length, 2048))
+          const meta = head.slice(0, Math.max(0, head.indexOf('"items"')))
+          rv ??= firstString(meta, 'resourceVersion')
+          token = firstString(meta, 'continue') || undefined
+        } while (token)
+        recordNs(listHist, (performance.now() - s) * 1e6)
+        const tracker = i === undefined ? allTracker : nodeTracker
+        const w = new Watcher(srv.url, `/api/v1/pods?watch=1&resourceVersion=${rv}${sel}`, (type, line, t) => {
+          if (type === 'ERROR') { watchErrors++; return }
+          if (type !== 'MODIFIED') return
+          const key = firstString(line, 'reason')
+          if (key?.startsWith('bench-')) tracker.receive(key, t)
+        })
+        w.start()
+        watchers.push(w)
+      }
+      ctx.progress.note(`[mixed] starting ${N + 1} informers`)
+      await parallel(N, conns.length, (i) => informer(i))
+      await informer(undefined)
+      if (ctx.warmupMs > 0) await new Promise((r) => setTimeout(r, ctx.warmupMs))
+
+      // --- the measured window: lease renewals and pod status updates, paced ---
+      srv.sampler?.start()
+      const self = new SelfAndMachine()
+      nodeTracker.begin()
+      allTracker.begin()
+      let nodeExpected = 0
+      const leaseRate = N / ctx.num('lease-interval')
+      const podRate = P > 0 ? (N * P) / ctx.num('pod-update-interval') : 0
+      const [leaseRes, podRes] = await Promise.all([
+        paced({
+          label: 'mixed leases', rate: leaseRate, durationMs: ctx.durationMs, maxInFlight: Math.max(16, N), progress: ctx.progress,
+          op: async (seq) => {
+            const i = seq % N
+            const obj = leases[i]
+            const next = { ...obj, spec: { ...obj.spec, renewTime: microTime(new Date()) } }
+            const r = await connOf(i).request('PUT', `${LEASES}/${nodeName(i)}`, JSON.stringify(next))
+            if (r.status !== 200) return `status ${r.status}`
+            leases[i] = JSON.parse(r.body.toString())
+            return 'ok'
+          },
+        }),
+        podRate > 0
+          ? paced({
+            label: 'mixed pod status', rate: podRate, durationMs: ctx.durationMs, maxInFlight: Math.max(16, N), progress: ctx.progress,
+            op: async (seq) => {
+              const k = seq % (N * P)
+              const pod = pods[k]
+              const key = `bench-${seq}`
+              const status = {
+                ...pod.status, phase: 'Running',
+                conditions: [{ type: 'Ready', status: seq % 2 ? 'True' : 'False', reason: key, lastProbeTime: null, lastTransitionTime: new Date().toISOString().replace(/\.\d+Z$/, 'Z') }],
+              }
+              nodeTracker.send(key)
+              allTracker.send(key)
+              const r = await connOf(Math.floor(k / P)).request('PUT', `${PODS}/${pod.metadata.name}/status`, JSON.stringify({ ...pod, status }))
+              if (r.status !== 200) { nodeTracker.forget(key); allTracker.forget(key); return `status ${r.status}` }
+              nodeTracker.ack(key)
+              allTracker.ack(key)
+              nodeExpected++
+              pods[k] = JSON.parse(r.body.toString())
+              return 'ok'
+            },
+          })
+          : Promise.resolve(undefined),
+      ])
+      const drainUntil = performance.now() + DRAIN_MS
+      while ((nodeTracker.received < nodeExpected || allTracker.received < nodeExpected) && performance.now() < drainUntil) {
+        await new Promise((r) => setTimeout(r, 20))
+      }
+      const server = srv.sampler?.stop()
+      const cpu = self.stop()
+      const ended = watchers.filter((w) => w.ended).length
+      const common = { server, loadgenCpuPct: cpu.loadgenCpuPct, machineBusyPct: cpu.machineBusyPct }
+      const rows: Row[] = [
+        writeRow(`lease renew PUT (${N} nodes every ${ctx.num('lease-interval')} s)`, leaseRes, common),
+      ]
+      if (podRes) rows.push(writeRow(`pod status PUT (${N * P} pods every ${ctx.num('pod-update-interval')} s)`, podRes, common))
+      rows.push(deliveryRow(`pod status to node informer (${N} watches by spec.nodeName)`, nodeTracker, nodeExpected, watchErrors + ended, leaseRes.seconds, common))
+      rows.push(deliveryRow('pod status to cluster-wide pod informer', allTracker, nodeExpected, 0, leaseRes.seconds, common))
+      rows.push({
+        target: 'orch', name: `informer initial LIST (${N} by node, 1 cluster-wide)`, unit: 'lists', ops: listHist.count, seconds: 0, rate: listHist.count,
+        latency: summarize(listHist), errors: listErrors, distribution: distribution(listHist),
+      })
+      return { rows, ratios: [] }
+    } finally {
+      for (const w of watchers) w.close()
+      closeAll(conns)
+      await srv.stop()
+    }
+  },
+}
+
+function writeRow(name: string, r: LoadResult, common: { server?: ProcStats; loadgenCpuPct: number; machineBusyPct: number }): Row {
+  return {
+    target: 'orch', name, unit: 'req/s', ops: r.ops, seconds: r.seconds, rate: r.throughput, latency: r.latency, errors: r.errors,
+    outcomes: r.outcomes, timeline: r.timeline, distribution: r.distribution, ...common,
+  }
+}
+
+function deliveryRow(name: string, t: DeliveryTracker, expected: number, streamErrors: number, secs: number, common: { server?: ProcStats; loadgenCpuPct: number; machineBusyPct: number }): Row {
+  const missed = Math.max(0, expected - t.received)
+  const e2e = summarize(t.endToEnd)
+  return {
+    target: 'orch', name, unit: 'events/s', ops: t.received, seconds: secs, rate: secs > 0 ? Math.round((t.received / secs) * 10) / 10 : 0,
+    latency: summarize(t.lag), errors: missed + streamErrors, timeline: t.filledTimeline(), distribution: distribution(t.lag),
+    details: { expected, received: t.received, missed, streamErrors, deliveredBeforeAck: t.earlyCount, endToEndFromSendMs: { p50: e2e.p50, p99: e2e.p99, max: e2e.max } },
+    ...common,
+  }
+}
+
+/** Runs fn(0..count-1) with at most `width` at once; the first failure stops the rest and is thrown. */
+async function parallel(count: number, width: number, fn: (i: number) => Promise<void>): Promise<void> {
+  let next = 0
+  let failure: unknown
+  await Promise.all(Array.from({ length: Math.max(1, Math.min(width, count)) }, async () => {
+    while (next < count && failure === undefined) {
+      const i = next++
+      try { await fn(i) } catch (err) { failure = err }
+    }
+  }))
+  if (failure !== undefined) throw failure
+}

@@ -1,0 +1,144 @@
+// watch-fanout: --watchers long-lived watch streams while --writes-per-sec creates arrive (paced). Variant `none`:
+// every watcher watches all ConfigMaps, so each write is delivered to every watcher. Variant `node`: watchers watch
+// pods with a spec.nodeName field selector (watcher j on node j mod --nodes), writes create pods round-robin over the
+// nodes, so each write reaches only that node's watchers. Delivery latency = receive time minus write ack time.
+import { type Ctx, type Scenario, type ScenarioResult, closeAll } from './lib/context.js'
+import { summarize, distribution } from './lib/hist.js'
+import { paced } from './lib/load.js'
+import { CONFIGMAPS, PODS, configMapBody, firstString, podBody, seqName, type SizedBody } from './lib/objects.js'
+import { SelfAndMachine } from './lib/proc.js'
+import type { Row } from './lib/report.js'
+import type { Server } from './lib/server.js'
+import { DeliveryTracker, Watcher } from './lib/watch.js'
+
+const DIGITS = 8
+const DRAIN_MS = 5000
+const SYNC_MS = 30_000
+
+export const watchFanout: Scenario = {
+  name: 'watch-fanout',
+  summary: '--watchers watch streams, --writes-per-sec creates; delivery latency = event receipt - write ack',
+  options: ['connections', 'object-size', 'watchers', 'writes-per-sec', 'selector', 'nodes'],
+  defaults: { connections: 16, nodes: 100 },
+  smokeDefaults: { connections: 2, nodes: 5, warmup: 0 },
+  async run(ctx: Ctx): Promise<ScenarioResult> {
+    const rows: Row[] = []
+    for (const variant of ctx.list('selector')) {
+      if (variant !== 'none' && variant !== 'node') throw new Error(`--selector: "${variant}" is not none or node`)
+    }
+    // one server for the variants: they use different resources (ConfigMaps, Pods) and are sampled separately
+    const srv = await ctx.startServer()
+    try {
+      for (const variant of ctx.list('selector')) rows.push(...(await runVariant(ctx, srv, variant as 'none' | 'node')))
+    } finally {
+      await srv.stop()
+    }
+    return { rows, ratios: [] }
+  },
+}
+
+async function runVariant(ctx: Ctx, srv: Server, variant: 'none' | 'node'): Promise<Row[]> {
+  const W = ctx.int('watchers')
+  const nodes = Math.max(1, ctx.int('nodes'))
+  const size = ctx.int('object-size')
+  const run = `${Date.now().toString(36)}-${variant}-`
+  const watchers: Watcher[] = []
+  const writers = ctx.connections(srv.url, ctx.int('connections'))
+  try {
+    const base = variant === 'none' ? CONFIGMAPS : PODS
+    const listed = JSON.parse((await writers[0].request('GET', `${base}?limit=1`)).body.toString())
+    const rv = listed.metadata.resourceVersion as string
+    const tracker = new DeliveryTracker()
+    const perNode = new Array<number>(nodes).fill(0)
+    const markersSeen = new Array<boolean>(W).fill(false)
+    let watchErrors = 0
+    for (let j = 0; j < W; j++) {
+      const node = j % nodes
+      perNode[node]++
+      const path = variant === 'none'
+        ? `${CONFIGMAPS}?watch=1&resourceVersion=${rv}`
+        : `/api/v1/pods?watch=1&resourceVersion=${rv}&fieldSelector=${encodeURIComponent(`spec.nodeName=node-${node}`)}`
+      const wt = new Watcher(srv.url, path, (type, line, t) => {
+        if (type === 'ERROR') { watchErrors++; return }
+        if (type !== 'ADDED') return
+        const name = firstString(line, 'name') ?? ''
+        if (name.startsWith(`m-${run}`)) { markersSeen[j] = true; return }
+        tracker.receive(name, t)
+      })
+      wt.start()
+      watchers.push(wt)
+    }
+    // the streams are live once each watcher has seen a marker written after it started
+    const bodies = new Map<number, SizedBody>()
+    const bodyFor = (node: number, nameLen: number): SizedBody => {
+      let b = bodies.get(node)
+      if (!b) { b = variant === 'none' ? configMapBody(size, nameLen) : podBody(size, nameLen, `node-${node}`); bodies.set(node, b) }
+      return b
+    }
+    const nameLen = `w-${run}`.length + DIGITS
+    const markerCount = variant === 'none' ? 1 : Math.min(nodes, W)
+    for (let k = 0; k < markerCount; k++) {
+      const name = seqName(`m-${run}`, k, nameLen - `m-${run}`.length)
+      const r = await writers[0].request('POST', base, bodyFor(k, nameLen).body(name))
+      if (r.status !== 201) throw new Error(`marker write failed: ${r.status} ${r.body.toString().slice(0, 300)}`)
+    }
+    const syncDeadline = performance.now() + SYNC_MS
+    while (markersSeen.some((s) => !s) && performance.now() < syncDeadline) await new Promise((r) => setTimeout(r, 20))
+    const unsynced = markersSeen.filter((s) => !s).length
+    if (unsynced > 0) ctx.notes.push(`watch-fanout ${variant}: ${unsynced} of ${W} watchers never saw their marker event within ${SYNC_MS / 1000} s`)
+    if (ctx.warmupMs > 0) await new Promise((r) => setTimeout(r, ctx.warmupMs))
+
+    srv.sampler?.start()
+    const self = new SelfAndMachine()
+    tracker.begin()
+    let expected = 0
+    const writeResult = await paced({
+      label: `watch-fanout ${variant}`, rate: ctx.num('writes-per-sec'), durationMs: ctx.durationMs,
+      maxInFlight: writers.length * 4, progress: ctx.progress,
+      op: async (seq) => {
+        const name = seqName(`w-${run}`, seq, DIGITS)
+        const node = seq % nodes
+        tracker.send(name)
+        const res = await writers[seq % writers.length].request('POST', base, bodyFor(variant === 'none' ? 0 : node, nameLen).body(name))
+        if (res.status !== 201) { tracker.forget(name); return `status ${res.status}` }
+        tracker.ack(name)
+        expected += variant === 'none' ? W : perNode[node]
+        return 'ok'
+      },
+    })
+    const drainUntil = performance.now() + DRAIN_MS
+    while (tracker.received < expected && performance.now() < drainUntil) await new Promise((r) => setTimeout(r, 20))
+    const secs = writeResult.seconds
+    const server = srv.sampler?.stop()
+    const cpu = self.stop()
+    const ended = watchers.filter((w) => w.ended).length
+    const missed = Math.max(0, expected - tracker.received)
+    const label = variant === 'none' ? `${W} watchers, all ConfigMaps` : `${W} watchers, pods by spec.nodeName over ${nodes} nodes`
+    const e2e = summarize(tracker.endToEnd)
+    const e2eRow: Row = {
+      target: 'orch', name: `watch event from write sent, ${label}`, unit: 'events/s', ops: tracker.received, seconds: secs,
+      rate: Math.round((tracker.received / secs) * 10) / 10, latency: e2e, errors: missed, distribution: distribution(tracker.endToEnd),
+    }
+    return [
+      {
+        target: 'orch', name: `watch delivery, ${label}`, unit: 'events/s', ops: tracker.received, seconds: secs,
+        rate: Math.round((tracker.received / secs) * 10) / 10, latency: summarize(tracker.lag), errors: missed + watchErrors + ended,
+        server, loadgenCpuPct: cpu.loadgenCpuPct, machineBusyPct: cpu.machineBusyPct,
+        timeline: tracker.filledTimeline(), distribution: distribution(tracker.lag),
+        details: {
+          expected, received: tracker.received, missed, watchErrors, streamsEnded: ended, deliveredBeforeAck: tracker.earlyCount,
+          unknownEvents: tracker.unknown,
+        },
+      },
+      e2eRow,
+      {
+        target: 'orch', name: `POST during fan-out (${variant})`, unit: 'req/s', ops: writeResult.ops, seconds: writeResult.seconds,
+        rate: writeResult.throughput, latency: writeResult.latency, errors: writeResult.errors, outcomes: writeResult.outcomes,
+        timeline: writeResult.timeline, distribution: writeResult.distribution,
+      },
+    ]
+  } finally {
+    for (const w of watchers) w.close()
+    closeAll(writers)
+  }
+}
