@@ -27,6 +27,7 @@ export const memory: Scenario = {
     const rows: Row[] = []
     const ratios: Ratio[] = []
     const body = configMapBody(size, PREFIX.length + DIGITS)
+    const step = ctx.smoke ? 40 : 200
     const srv = await ctx.startServer()
     const dataDir = srv.dataDir!
     let base = 0
@@ -37,11 +38,11 @@ export const memory: Scenario = {
       // warm-up: the code paths of create and get are compiled before the baseline is taken
       await seed(ctx, conns, CONFIGMAPS, WARM, (i) => body.body(seqName('mw-', i, PREFIX.length + DIGITS - 3)), 'warm-up')
       for (let i = 0; i < WARM; i++) await conns[i % conns.length].request('GET', `${CONFIGMAPS}/${seqName('mw-', i, PREFIX.length + DIGITS - 3)}`)
-      base = await settledRss(srv.pid!)
+      base = await settledRss(srv.pid!, step)
       srv.sampler?.start()
       await seed(ctx, conns, CONFIGMAPS, N, (i) => body.body(seqName(PREFIX, i, DIGITS)))
       peak = srv.sampler?.stop().peakRssMB ?? 0
-      after = await settledRss(srv.pid!)
+      after = await settledRss(srv.pid!, step)
       closeAll(conns)
     } finally {
       await srv.stop()
@@ -53,11 +54,11 @@ export const memory: Scenario = {
 
     const again = await ctx.startServer(undefined, dataDir)
     try {
-      const cold = await settledRss(again.pid!)
+      const cold = await settledRss(again.pid!, step)
       const [c] = ctx.connections(again.url, 1)
       const seen = await walk(c)
       c.close()
-      const walked = await settledRss(again.pid!)
+      const walked = await settledRss(again.pid!, step)
       // against the baseline of the first server (warmed up, WARM objects): a restarted server has compiled less
       rows.push(memRow('RSS after restart - baseline, per object', Math.round((cold - base) / N), { rssMB: mb(cold), baseMB: mb(base) }))
       rows.push(memRow('RSS after restart + one full paged walk - baseline, per object', Math.round((walked - base) / N), { rssMB: mb(walked), baseMB: mb(base), objectsSeen: seen }, seen === N + WARM ? 0 : 1))
@@ -75,13 +76,13 @@ function memRow(name: string, value: number, details: Record<string, unknown>, e
   return { target: 'orch', name, unit: 'B/object', ops: 1, seconds: 0, rate: value, errors, details }
 }
 
-/** RSS once it stops moving: the median of five readings 200 ms apart, after a second's pause. */
-async function settledRss(pid: number): Promise<number> {
-  await new Promise((r) => setTimeout(r, 1000))
+/** RSS once it stops moving: the median of five readings `stepMs` apart, after a pause of five steps. */
+async function settledRss(pid: number, stepMs: number): Promise<number> {
+  await new Promise((r) => setTimeout(r, stepMs * 5))
   const xs: number[] = []
   for (let i = 0; i < 5; i++) {
     xs.push(procMemory(pid)?.rss ?? 0)
-    await new Promise((r) => setTimeout(r, 200))
+    await new Promise((r) => setTimeout(r, stepMs))
   }
   return xs.sort((a, b) => a - b)[2]
 }

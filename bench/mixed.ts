@@ -145,6 +145,11 @@ export const mixed: Scenario = {
       ]
       if (podRes) rows.push(writeRow(`pod status PUT (${N * P} pods every ${ctx.num('pod-update-interval')} s)`, podRes, common))
       rows.push(deliveryRow(`pod status to node informer (${N} watches by spec.nodeName)`, nodeTracker, nodeExpected, watchErrors + ended, leaseRes.seconds, common))
+      const e2e = summarize(nodeTracker.endToEnd)
+      rows.push({
+        target: 'orch', name: 'pod status to node informer, from write sent', unit: 'events/s', ops: nodeTracker.received, seconds: leaseRes.seconds,
+        rate: rows[rows.length - 1].rate, latency: e2e, errors: 0, distribution: distribution(nodeTracker.endToEnd),
+      })
       rows.push(deliveryRow('pod status to cluster-wide pod informer', allTracker, nodeExpected, 0, leaseRes.seconds, common))
       rows.push({
         target: 'orch', name: `informer initial LIST (${N} by node, 1 cluster-wide)`, unit: 'lists', ops: listHist.count, seconds: 0, rate: listHist.count,

@@ -375,7 +375,7 @@ export class RbacIndex {
     if (covered) return { ok: true }
     const lines = [...new Set(compactRules(missing).map(compactString))].sort()
     let message = `user ${goQuote(user.name)} (groups=${goQuoteList(user.groups)}) is attempting to grant RBAC permissions not currently held:\n${lines.join('\n')}`
-    if (owner.errors.length > 0) message += `; resolution errors: [${owner.errors.join(' ')}]`
+    if (owner.errors.length > 0) message += `; resolution errors: [${aggregateMessages(owner.errors)}]`
     return { ok: false, missing, message }
   }
 }

@@ -85,9 +85,9 @@ export function conflict(gr: GR, name: string, why: string = MODIFIED_CONFLICT):
   return new ApiError(409, 'Conflict', `Operation cannot be fulfilled on ${grString(gr)} "${name}": ${why}`, grDetails(gr, name))
 }
 
-/** The precondition form of Conflict names the Kind (GroupKind string), not the resource. */
-export function preconditionConflict(groupKind: string, gr: GR, name: string, why: string): ApiError {
-  return new ApiError(409, 'Conflict', `Operation cannot be fulfilled on ${groupKind} "${name}": ${why}`, grDetails(gr, name))
+/** The precondition form of Conflict names the Kind where the resource would be (upstream builds it from the GVK). */
+export function preconditionConflict(group: string, kind: string, name: string, why: string): ApiError {
+  return conflict({ group, resource: kind }, name, why)
 }
 
 export function forbidden(gr: GR | undefined, name: string, why: string): ApiError {

@@ -11,6 +11,7 @@ import type { Store } from './store.js'
 import type { RequestContext, Response } from './context.js'
 import { admitCreate, admitUpdate, attrsOf, decodeBody, decodeObject, requireResourceVersion, rfc3339, toStoredJson, canonical, type UpdateTarget } from './admission.js'
 import { contentTypeOf, encodeJsonBytes, encodeValue, negotiate } from './encode.js'
+import { buildTable, tableVersionOf } from './table.js'
 
 let store: Store
 let registry: Registry
@@ -31,6 +32,12 @@ function keyFor(def: ResolvedDefinition, namespace: string, name: string): strin
 }
 
 function objectResponse(ctx: RequestContext, status: number, json: Buffer | string): Response {
+  const tv = ctx.info.verb === 'get' ? tableVersionOf(ctx.headers['accept']) : null
+  if (tv && ctx.def) {
+    const o = JSON.parse(json.toString()) as Obj
+    const table = buildTable(ctx.def, [o], { resourceVersion: o.metadata?.resourceVersion ?? '' }, ctx.query, tv)
+    return { status, body: encodeValue(table, 'json', ctx.pretty), contentType: 'application/json', headers: ctx.responseHeaders }
+  }
   const mt = negotiate(ctx.headers['accept'])
   return { status, body: encodeJsonBytes(json, mt, ctx.pretty), contentType: contentTypeOf(mt), headers: ctx.responseHeaders }
 }
@@ -170,6 +177,20 @@ async function rollback(shard: number, def: ResolvedDefinition, rv: number, maxA
   }
 }
 
+/** Keys after `after` at the overlay's version: the current count, corrected for keys created or deleted since. */
+function remainingAt(shard: number, prefix: string, after: string, overlay: Overlay | null): number {
+  let n = store.count(shard, prefix, after)
+  if (overlay) {
+    for (const [key, old] of overlay) {
+      if (!key.startsWith(prefix) || key <= after) continue
+      const now = store.get(shard, key) !== undefined
+      if (now && old === null) n--
+      else if (!now && old !== null) n++
+    }
+  }
+  return n
+}
+
 /** Records under a prefix in key order after `after`, with an overlay of older values merged in. */
 function* rangeAt(shard: number, prefix: string, after: string | undefined, overlay: Overlay | null): Generator<{ key: string; value: Buffer }> {
   if (!overlay || overlay.size === 0) { yield* store.range(shard, prefix, after); return }
@@ -263,12 +284,18 @@ export async function list(ctx: RequestContext, def: ResolvedDefinition): Promis
   const meta: Obj = { resourceVersion: String(listRv) }
   if (more && lastKey !== undefined) {
     meta.continue = encodeContinue({ rv: listRv, start: lastKey, t: started })
-    if (!sel.labels && !sel.fields) meta.remainingItemCount = store.count(shard, prefix, lastKey)
+    if (!sel.labels && !sel.fields) meta.remainingItemCount = remainingAt(shard, prefix, lastKey, overlay)
   }
   return listResponse(ctx, def, meta, parts)
 }
 
 function listResponse(ctx: RequestContext, def: ResolvedDefinition, meta: Obj, items: Array<Buffer | string>): Response {
+  const tv = ctx.info.verb === 'list' ? tableVersionOf(ctx.headers['accept']) : null
+  if (tv) {
+    const objects = items.map((it) => JSON.parse(it.toString()) as Obj)
+    const table = buildTable(def, objects, meta, ctx.query, tv)
+    return { status: 200, body: encodeValue(table, 'json', ctx.pretty), contentType: 'application/json', headers: ctx.responseHeaders }
+  }
   const mt = negotiate(ctx.headers['accept'])
   const head = `{"kind":"${def.listKind}","apiVersion":"${def.apiVersion}","metadata":${JSON.stringify(meta)},"items":[`
   const chunks: Buffer[] = [Buffer.from(head)]
@@ -426,10 +453,10 @@ export async function deleteOne(ctx: RequestContext, def: ResolvedDefinition, na
     const m = o.metadata
     const pre = opts.preconditions
     if (pre?.uid && pre.uid !== m.uid) {
-      throw preconditionConflict(def.groupKind, gr(def), name, `the UID in the precondition (${pre.uid}) does not match the UID in record (${m.uid}). The object might have been deleted and then recreated`)
+      throw preconditionConflict(def.group, def.kind, name, `the UID in the precondition (${pre.uid}) does not match the UID in record (${m.uid}). The object might have been deleted and then recreated`)
     }
     if (pre?.resourceVersion && pre.resourceVersion !== String(curRv)) {
-      throw preconditionConflict(def.groupKind, gr(def), name, `the ResourceVersion in the precondition (${pre.resourceVersion}) does not match the ResourceVersion in record (${curRv}). The object might have been modified`)
+      throw preconditionConflict(def.group, def.kind, name, `the ResourceVersion in the precondition (${pre.resourceVersion}) does not match the ResourceVersion in record (${curRv}). The object might have been modified`)
     }
     const now = Date.now()
     const finalizers: string[] = Array.isArray(m.finalizers) ? [...m.finalizers] : []

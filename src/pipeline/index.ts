@@ -7,6 +7,8 @@ import { flowControl, releaseSeat } from './flow-control.js'
 import { authorize } from './authorize.js'
 import { create, deleteCollection, get, list, remove, update } from './dispatch.js'
 import { getScale, updateScale } from './scale.js'
+import { negotiate } from './encode.js'
+import { tableVersionOf } from './table.js'
 import type { RequestContext, Response } from './context.js'
 
 type Stage = (ctx: RequestContext) => void | Promise<void>
@@ -66,6 +68,9 @@ async function route(ctx: RequestContext): Promise<Response> {
   const def = resolveType(ctx)
   ctx.def = def
   if (ctx.method === 'HEAD') throw methodNotAllowed()
+  // The response form is settled before anything is written: a 406 must change nothing.
+  if (!tableVersionOf(ctx.headers['accept'])) negotiate(ctx.headers['accept'])
+  if ((i.verb === 'update' || i.verb === 'patch') && i.name === '') throw methodNotAllowed()
   if (i.subresource !== '') return routeSubresource(ctx, def)
   if (i.verb !== 'watch' && !def.verbs.includes(i.verb as never)) {
     if (i.verb === '' || i.verb === 'patch') throw methodNotAllowed()

@@ -17,8 +17,12 @@ export function writeResponse(res: HttpResponse, r: Response, head: boolean): vo
   res.cork(() => {
     res.writeStatus(statusLine(r.status))
     res.writeHeader('Content-Type', r.contentType)
-    res.writeHeader('Cache-Control', 'no-cache, private')
-    for (const [k, v] of r.headers) res.writeHeader(k, v)
+    let cache = false
+    for (const [k, v] of r.headers) {
+      if (k === 'Cache-Control') cache = true
+      res.writeHeader(k, v)
+    }
+    if (!cache) res.writeHeader('Cache-Control', 'no-cache, private')
     if (head) {
       const len = typeof r.body === 'string' ? Buffer.byteLength(r.body) : r.body.length
       res.writeHeader('Content-Length', String(len))

@@ -51,6 +51,8 @@ export function buildRouter({ registry, store, data, log }: RouterDeps): NonReso
     { name: 'flow-control-actor', run: alive(slots.flow, 'the flow-control actor'), livez: true, readyz: true },
     { name: 'poststarthook/bootstrap-namespaces', run: () => (Atomics.load(state, STATE_BOOTSTRAPPED) ? null : 'not finished'), livez: true, readyz: true, startup: true },
     { name: 'poststarthook/start-frontends', run: () => null, livez: true, readyz: true, startup: true },
+    // Every API group is registered before the front-end listens (the registry is built at load).
+    { name: 'autoregister-completion', run: () => (registry.all.length > 0 ? null : 'no API groups registered'), livez: true, readyz: true },
     { name: 'shutdown', run: () => (Atomics.load(state, STATE_SHUTTING_DOWN) ? 'process is shutting down' : null), livez: false, readyz: true },
   ]
   const grace = () => Date.now() - started < data.options.livezGracePeriod
@@ -92,6 +94,10 @@ export function buildRouter({ registry, store, data, log }: RouterDeps): NonReso
       const doc = openapi3().docs.get(key)
       if (!doc) return null
       return (c) => {
+        const accept = c.headers['accept']
+        if (accept && !parseAccept(accept).some((e) => (e.type === 'application' && (e.sub === 'json' || e.sub === '*' || e.sub.startsWith('com.github.proto-openapi.spec.v3'))) || e.type === '*')) {
+          throw notAcceptable(['application/json'])
+        }
         const want = c.query.get('hash')
         if (want !== null && want !== doc.hash) {
           return { status: 301, body: '', contentType: 'text/plain', headers: [['Location', `/openapi/v3/${key}?hash=${doc.hash}`]] }

@@ -11,6 +11,7 @@ import type { Store } from '../pipeline/store.js'
 import type { RequestContext, Response } from '../pipeline/context.js'
 import { parseSelectors, matches } from '../pipeline/dispatch.js'
 import { negotiate } from '../pipeline/encode.js'
+import { buildTable, tableVersionOf } from '../pipeline/table.js'
 import { configureWatch } from '../pipeline/index.js'
 import { statusLine } from './respond.js'
 
@@ -33,11 +34,16 @@ interface Watcher {
   prefix: string
   name: string
   sel: Selectors
+  query: URLSearchParams
   /** highest rv sent */
   sentRv: number
   /** events arriving while the start-up state is being sent */
   pending: WatchEvent[] | null
   bookmarks: boolean
+  /** Table apiVersion when the client asked for Tables (kubectl get -w), else null */
+  table: string | null
+  /** column definitions go only in the first Table event */
+  tableColumnsSent: boolean
   closed: boolean
   /** bytes uWS holds for this watcher beyond what the socket took */
   buffered: number
@@ -155,6 +161,18 @@ function keyMatchesWatcher(w: Watcher, key: string): boolean {
   return true
 }
 
+/** A Table watch event: one row, column definitions only in the watcher's first event. */
+function tableEvent(w: Watcher, type: string, rec: Uint8Array, query: URLSearchParams): Buffer {
+  const o = JSON.parse(recordObject(rec).toString('utf8'))
+  const t = buildTable(w.def, [o], { resourceVersion: o.metadata?.resourceVersion ?? '' }, query, w.table!, !w.tableColumnsSent)
+  w.tableColumnsSent = true
+  return Buffer.from(`{"type":"${type}","object":${JSON.stringify(t)}}\n`)
+}
+
+function emit(w: Watcher, type: string, rec: Uint8Array): void {
+  write(w, w.table ? tableEvent(w, type, rec, w.query) : encodeEvent(type, rec))
+}
+
 function sendEvent(w: Watcher, ev: WatchEvent): void {
   const [type, key, rv, rec, prev] = ev
   if (rv <= w.sentRv) return
@@ -169,7 +187,7 @@ function sendEvent(w: Watcher, ev: WatchEvent): void {
   else if (before) t = 'DELETED'
   w.sentRv = rv
   if (t === null) return
-  write(w, encodeEvent(t, rec))
+  emit(w, t, rec)
 }
 
 function bookmarkFrame(w: Watcher, rv: number, initialEventsEnd = false): string {
@@ -197,7 +215,7 @@ function parseBool(v: string | null): boolean { return v === 'true' || v === '1'
 
 async function startWatch(ctx: RequestContext, def: ResolvedDefinition): Promise<Response> {
   const q = ctx.query
-  negotiate(ctx.headers['accept'])
+  if (!tableVersionOf(ctx.headers['accept'])) negotiate(ctx.headers['accept'])
   const sel = parseSelectors(ctx, def)
   const rvParam = q.get('resourceVersion') ?? ''
   if (rvParam !== '' && !/^\d+$/.test(rvParam)) throw badRequest(`invalid resource version: "${rvParam}"`)
@@ -243,7 +261,7 @@ async function startWatch(ctx: RequestContext, def: ResolvedDefinition): Promise
   return {
     status: 200, body: '', contentType: 'application/json', headers: [],
     stream: (res: HttpResponse) => {
-      const w: Watcher = { res, def, prefix, name, sel, sentRv: 0, pending: [], bookmarks: parseBool(q.get('allowWatchBookmarks')), closed: false, buffered: 0, drainWatch: false, timers: [], hub }
+      const w: Watcher = { res, def, prefix, name, sel, query: q, sentRv: 0, pending: [], bookmarks: parseBool(q.get('allowWatchBookmarks')), table: tableVersionOf(ctx.headers['accept']), tableColumnsSent: false, closed: false, buffered: 0, drainWatch: false, timers: [], hub }
       watchMetrics.started++
       watchMetrics.active++
       res.onAborted(() => { if (!w.closed) { w.closed = true; for (const t of w.timers) clearTimeout(t); hub.watchers.delete(w); watchMetrics.active-- } })
@@ -259,7 +277,7 @@ async function startWatch(ctx: RequestContext, def: ResolvedDefinition): Promise
         const snapRv = store.snapshot(shard)
         for (const { key, value } of store.range(shard, prefix)) {
           if (!keyMatchesWatcher(w, key) || !matches(sel, key, value)) continue
-          write(w, encodeEvent('ADDED', value))
+          emit(w, 'ADDED', value)
         }
         w.sentRv = snapRv
         if (w.bookmarks && sendInitial !== null) write(w, bookmarkFrame(w, snapRv, true))

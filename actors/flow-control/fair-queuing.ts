@@ -1,0 +1,880 @@
+// The queue set of one priority level (upstream fairqueuing/queueset), its seat-demand integrator, and the work estimator.
+import { Dealer } from './dealer.js'
+
+// ---------------------------------------------------------------- clock
+
+/** Time in milliseconds plus one-shot timers; injectable so tests can drive time by hand. */
+export interface Clock {
+  now(): number
+  setTimer(fn: () => void, ms: number): unknown
+  clearTimer(handle: unknown): void
+}
+
+export const realClock: Clock = {
+  now: () => performance.now(),
+  setTimer: (fn, ms) => setTimeout(fn, Math.max(0, ms)),
+  clearTimer: (h) => clearTimeout(h as ReturnType<typeof setTimeout>),
+}
+
+// ---------------------------------------------------------------- seat-seconds
+
+/** Seat-seconds are fixed point, 10^8 units per seat-second (upstream fqrequest.SeatSeconds). */
+export const SS_SCALE = 1e8
+/** Upstream's fixed estimated service time G of the initial phase. */
+export const ESTIMATED_SERVICE_MS = 3
+/** Without a request deadline the wait limit is RequestTimeout/4 = 15 s; with one, min(remaining/4, 1 min). */
+export const DEFAULT_REQUEST_TIMEOUT_MS = 60_000
+export const MAX_WAIT_LIMIT_MS = 60_000
+/** Buckets (seconds) of apiserver_flowcontrol_request_wait_duration_seconds. */
+export const WAIT_DURATION_BUCKETS: readonly number[] = [0, 0.005, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10, 15, 30]
+
+/** SeatsTimesDuration: seats × ms in seat-second units (rounded like upstream). */
+export function seatsTimesMs(seats: number, ms: number): number { return Math.round(seats * ms * (SS_SCALE / 1000)) }
+export function ssToSeatSeconds(ss: number): number { return ss / SS_SCALE }
+
+/** R is wound back by R_DECREMENT once it reaches HIGH_R, keeping every reading an exact integer. */
+const R_DECREMENT = 2 ** 51
+const HIGH_R = 2 ** 51 + 2 ** 50
+
+// ---------------------------------------------------------------- work estimate
+
+export interface WorkEstimate {
+  /** Seats held while the request executes. */
+  initialSeats: number
+  /** Seats held after the response, for additionalLatencyMs (watch-event fan-out of a write). */
+  finalSeats: number
+  additionalLatencyMs: number
+}
+
+export function maxSeatsOf(w: WorkEstimate): number { return Math.max(w.initialSeats, w.finalSeats) }
+
+export interface WidthInput {
+  /** RequestInfo verb (lower-case HTTP method for non-resource requests). */
+  verb: string
+  /** Stored object count N of the listed resource; undefined = unknown resource (1 seat). */
+  objectCount?: number
+  /** The count is stale: assume the worst (the cap). */
+  stale?: boolean
+  /** ?limit= of a list (0 / undefined = none). */
+  limit?: number
+  /** A list/watch of one object (fieldSelector=metadata.name=X): 1 seat. */
+  singleObject?: boolean
+  /** The list is served from memory (watch cache); default true. */
+  fromCache?: boolean
+  /** A label or field selector is present. */
+  hasSelector?: boolean
+  /** For watch: the watch sends initial events (sendInitialEvents=true, or the legacy unset/"0" RV with WatchList on). */
+  initialEvents?: boolean
+  /** 'count' (one seat per 100 objects, cap 10) or 'size' (one seat per 100 kB, cap 100). Default 'count'. */
+  mode?: 'count' | 'size'
+  /** Size mode: average object size in bytes; unknown with N > 0 means 1.5 MB per object. */
+  averageObjectSize?: number
+  /** Mutating requests: watchers interested in the object. */
+  watchers?: number
+  /** TokenRequest (serviceaccounts/token create) gets no final seats. */
+  exemptFromWatchEvents?: boolean
+  /** The priority level's max seats per request (0 / undefined = only the global cap). */
+  maxSeats?: number
+}
+
+const OBJECTS_PER_SEAT = 100
+const BYTES_PER_SEAT = 100_000
+const CACHE_BYTES_CAP = 1_000_000
+const UNKNOWN_OBJECT_SIZE = 1_500_000
+const MAX_LIST_SEATS_COUNT = 10
+const MAX_LIST_SEATS_SIZE = 100
+const MAX_MUTATING_SEATS = 10
+const WATCHES_PER_SEAT = 10
+const EVENT_ADDITIONAL_MS = 5
+const MUTATING_VERBS = new Set(['create', 'update', 'patch', 'delete'])
+
+function capOf(perLevel: number | undefined, global: number): number {
+  return !perLevel || perLevel > global ? global : perLevel
+}
+
+/**
+ * The width of a request (upstream request.WorkEstimator): lists (and watches with initial events) by object count
+ * or size, writes by the watchers their events reach, everything else 1 seat.
+ */
+export function estimateWidth(input: WidthInput): WorkEstimate {
+  const one: WorkEstimate = { initialSeats: 1, finalSeats: 0, additionalLatencyMs: 0 }
+  const verb = input.verb
+  if (verb === 'list' || verb === 'watch') {
+    const size = input.mode === 'size'
+    const cap = capOf(input.maxSeats, size ? MAX_LIST_SEATS_SIZE : MAX_LIST_SEATS_COUNT)
+    if (input.singleObject) return one
+    if (verb === 'watch' && !input.initialEvents) return one
+    if (input.stale) return { initialSeats: cap, finalSeats: 0, additionalLatencyMs: 0 }
+    const n = input.objectCount
+    if (n === undefined || n < 0) return one
+    const fromCache = verb === 'watch' || input.fromCache !== false
+    const limit = input.limit !== undefined && input.limit > 0 && input.limit < n ? input.limit : n
+    let seats: number
+    if (size) {
+      const objects = fromCache || !input.hasSelector ? limit : Math.max(limit, n / 2)
+      let bytes = objects * (input.averageObjectSize ?? (n > 0 ? UNKNOWN_OBJECT_SIZE : 0))
+      if (fromCache) bytes = Math.min(bytes, CACHE_BYTES_CAP)
+      seats = Math.ceil(bytes / BYTES_PER_SEAT)
+    } else {
+      let objects: number
+      if (fromCache) objects = n
+      else if (input.hasSelector) objects = n + limit
+      else objects = 2 * limit
+      seats = Math.ceil(objects / OBJECTS_PER_SEAT)
+    }
+    return { initialSeats: Math.min(Math.max(seats, 1), cap), finalSeats: 0, additionalLatencyMs: 0 }
+  }
+  if (MUTATING_VERBS.has(verb)) {
+    if (input.exemptFromWatchEvents) return one
+    const watchers = input.watchers ?? 0
+    if (watchers < WATCHES_PER_SEAT) return one
+    const cap = capOf(input.maxSeats, MAX_MUTATING_SEATS)
+    const wanted = Math.ceil(watchers / WATCHES_PER_SEAT)
+    const finalWorkMs = wanted * EVENT_ADDITIONAL_MS
+    const finalSeats = Math.min(wanted, cap)
+    return { initialSeats: 1, finalSeats, additionalLatencyMs: finalWorkMs / finalSeats }
+  }
+  return one
+}
+
+/** Upstream's per-level max seats of a Queue level: max(1, min(⌈0.15·NominalCL⌉, ⌊NominalCL/handSize⌋)). */
+export function priorityLevelMaxSeats(nominalCL: number, handSize: number): number {
+  return Math.max(1, Math.min(Math.ceil(nominalCL * 0.15), Math.floor(nominalCL / handSize)))
+}
+
+// ---------------------------------------------------------------- seat-demand integrator
+
+export interface IntegratorResults {
+  /** Seconds integrated. */
+  duration: number
+  average: number
+  /** Standard deviation; NaN when the variance came out negative or nothing was integrated. */
+  deviation: number
+  min: number
+  max: number
+}
+
+/** Time-weighted moments of a piecewise-constant value (upstream fairqueuing.Integrator). */
+export class SeatDemandIntegrator {
+  readonly #clock: Clock
+  #last: number
+  #x = 0
+  #elapsed = 0
+  #ix = 0
+  #ixx = 0
+  #min = 0
+  #max = 0
+
+  constructor(clock: Clock) {
+    this.#clock = clock
+    this.#last = clock.now()
+  }
+
+  get value(): number { return this.#x }
+
+  set(x: number): void {
+    this.#update()
+    this.#x = x
+    if (x < this.#min) this.#min = x
+    if (x > this.#max) this.#max = x
+  }
+
+  #update(): void {
+    const now = this.#clock.now()
+    const dt = (now - this.#last) / 1000
+    this.#last = now
+    this.#elapsed += dt
+    this.#ix += dt * this.#x
+    this.#ixx += dt * this.#x * this.#x
+  }
+
+  results(): IntegratorResults {
+    this.#update()
+    let average = NaN
+    let deviation = NaN
+    if (this.#elapsed > 0) {
+      average = this.#ix / this.#elapsed
+      const variance = this.#ixx / this.#elapsed - average * average
+      if (variance >= 0) deviation = Math.sqrt(variance)
+    }
+    return { duration: this.#elapsed, average, deviation, min: this.#min, max: this.#max }
+  }
+
+  /** The results so far, then start a new period from the current value. */
+  reset(): IntegratorResults {
+    const r = this.results()
+    this.#elapsed = 0
+    this.#ix = 0
+    this.#ixx = 0
+    this.#min = this.#x
+    this.#max = this.#x
+    return r
+  }
+}
+
+// ---------------------------------------------------------------- histogram
+
+export class Histogram {
+  readonly buckets: readonly number[]
+  readonly #counts: number[]
+  sum = 0
+  count = 0
+
+  constructor(buckets: readonly number[] = WAIT_DURATION_BUCKETS) {
+    this.buckets = buckets
+    this.#counts = new Array<number>(buckets.length).fill(0)
+  }
+
+  observe(v: number): void {
+    this.sum += v
+    this.count++
+    for (let i = 0; i < this.buckets.length; i++) if (v <= this.buckets[i]) { this.#counts[i]++; break }
+  }
+
+  /** Cumulative counts per upper bound (Prometheus `le`), +Inf being `count`. */
+  cumulative(): number[] {
+    const out: number[] = []
+    let acc = 0
+    for (const c of this.#counts) { acc += c; out.push(acc) }
+    return out
+  }
+}
+
+// ---------------------------------------------------------------- queue set
+
+export type PriorityLevelKind = 'Exempt' | 'Reject' | 'Queue'
+export type Decision = 'dispatched' | 'rejected' | 'timeout'
+export type RejectReason = 'queue-full' | 'concurrency-limit' | 'time-out'
+export type DecisionCallback = (decision: Decision, reason?: RejectReason) => void
+export type RequestState = 'waiting' | 'executing' | 'lingering' | 'done' | 'rejected' | 'timeout'
+
+export interface QueueSetConfig {
+  /** The priority level name (metrics label). */
+  name: string
+  kind: PriorityLevelKind
+  /** CurrentCL: the dispatch limit in seats. */
+  concurrencyLimit: number
+  /** Queue kind only. */
+  queues?: number
+  handSize?: number
+  queueLengthLimit?: number
+}
+
+export interface QueueSetOptions {
+  clock?: Clock
+  /** Used for the wait limit of requests without a deadline (limit = requestTimeoutMs / 4). */
+  requestTimeoutMs?: number
+  /** Called when a decision callback throws (the queue set carries on). */
+  onCallbackError?: (err: unknown) => void
+}
+
+export interface FlowRequest {
+  flowSchema: string
+  flowDistinguisher?: string
+  /** flowHash(flowSchema, distinguisher), or 0 when the level does not shuffle-shard. */
+  hash?: bigint | number
+  /** Seats, or the full estimate from estimateWidth (default 1 seat). */
+  width?: number | Partial<WorkEstimate>
+  /** Clock time (ms) by which the whole request must be done: the wait limit is min((deadline-now)/4, 1 min). */
+  deadline?: number
+  /** An explicit wait limit (ms), overriding the deadline rule. */
+  waitLimitMs?: number
+}
+
+export interface RequestStatus {
+  state: RequestState
+  reason?: RejectReason
+  queue?: number
+  /** Seats held while executing (0 before dispatch). */
+  seats: number
+  waitedMs: number
+}
+
+export interface RejectCounts { 'queue-full': number; 'concurrency-limit': number; 'time-out': number }
+
+export interface FlowSchemaMetrics {
+  dispatched: number
+  rejected: RejectCounts
+  waitingRequests: number
+  waitingSeats: number
+  executingRequests: number
+  executingSeats: number
+  /** Wait durations (seconds) of requests that went on to execute / that did not. */
+  waitExecuted: { buckets: readonly number[]; cumulative: number[]; sum: number; count: number }
+  waitRejected: { buckets: readonly number[]; cumulative: number[]; sum: number; count: number }
+}
+
+export interface QueueSetMetrics {
+  priorityLevel: string
+  kind: PriorityLevelKind
+  concurrencyLimit: number
+  queues: number
+  requestsWaiting: number
+  requestsExecuting: number
+  seatsWaiting: number
+  seatsInUse: number
+  /** Virtual time R in seat-seconds. */
+  currentR: number
+  dispatched: number
+  rejected: RejectCounts
+  epochAdvances: number
+  dispatchNoAccommodation: number
+  flowSchemas: Record<string, FlowSchemaMetrics>
+}
+
+class Counters {
+  dispatched = 0
+  rejected: RejectCounts = { 'queue-full': 0, 'concurrency-limit': 0, 'time-out': 0 }
+  waitingRequests = 0
+  waitingSeats = 0
+  executingRequests = 0
+  executingSeats = 0
+  readonly waitExecuted = new Histogram()
+  readonly waitRejected = new Histogram()
+}
+
+class Entry {
+  readonly flowSchema: string
+  readonly counters: Counters
+  readonly initialSeats: number
+  finalSeats: number
+  additionalLatencyMs: number
+  /** max(initial, final) at arrival: what the request asks for while it waits. */
+  readonly waitSeats: number
+  /** Seats held once dispatched (the final seats may have been clamped to the limit). */
+  seats = 0
+  readonly initialWork: number
+  readonly finalWork: number
+  readonly totalWork: number
+  readonly arrivalTime: number
+  arrivalR: number
+  startTime = 0
+  queue: Queue | null = null
+  state: RequestState = 'waiting'
+  reason: RejectReason | undefined = undefined
+  timer: unknown = undefined
+  onDecision: DecisionCallback | undefined = undefined
+
+  constructor(req: FlowRequest, counters: Counters, now: number, r: number) {
+    this.flowSchema = req.flowSchema
+    this.counters = counters
+    const w = req.width
+    if (typeof w === 'number' || w === undefined) {
+      this.initialSeats = Math.max(1, Math.ceil(w ?? 1))
+      this.finalSeats = 0
+      this.additionalLatencyMs = 0
+    } else {
+      this.initialSeats = Math.max(1, Math.ceil(w.initialSeats ?? 1))
+      this.finalSeats = Math.max(0, Math.ceil(w.finalSeats ?? 0))
+      this.additionalLatencyMs = this.finalSeats > 0 ? Math.max(0, w.additionalLatencyMs ?? 0) : 0
+    }
+    this.waitSeats = Math.max(this.initialSeats, this.finalSeats)
+    this.initialWork = seatsTimesMs(this.initialSeats, ESTIMATED_SERVICE_MS)
+    this.finalWork = seatsTimesMs(this.finalSeats, this.additionalLatencyMs)
+    this.totalWork = this.initialWork + this.finalWork
+    this.arrivalTime = now
+    this.arrivalR = r
+  }
+}
+
+class Queue {
+  index: number
+  readonly waiting: Entry[] = []
+  /** Sums over the waiting requests: total work (seat-second units) and max seats. */
+  workSum = 0
+  seatsSum = 0
+  executing = 0
+  seatsInUse = 0
+  /** Virtual start time of the head (upstream nextDispatchR). */
+  nextDispatchR = 0
+
+  constructor(index: number) { this.index = index }
+
+  push(e: Entry): void { this.waiting.push(e); this.workSum += e.totalWork; this.seatsSum += e.waitSeats }
+  shift(): Entry {
+    const e = this.waiting.shift() as Entry
+    this.workSum -= e.totalWork
+    this.seatsSum -= e.waitSeats
+    return e
+  }
+  remove(e: Entry): boolean {
+    const i = this.waiting.indexOf(e)
+    if (i < 0) return false
+    this.waiting.splice(i, 1)
+    this.workSum -= e.totalWork
+    this.seatsSum -= e.waitSeats
+    return true
+  }
+}
+
+/**
+ * The fair queuing of one priority level. Queue levels shuffle-shard each flow onto a hand of queues, join the
+ * queue with the least waiting work, and dispatch by smallest virtual finish time while seats are free; Reject
+ * levels execute at once or reject; Exempt levels always execute at once (their seats are only counted).
+ *
+ * Decisions: `submit` answers 'dispatched' or 'rejected' synchronously, or 'queued' and later calls the callback
+ * with 'dispatched' or 'timeout'. Every dispatched request must be given back with `finish`.
+ */
+export class QueueSet {
+  readonly name: string
+  readonly #clock: Clock
+  readonly #requestTimeoutMs: number
+  readonly #onCallbackError: ((err: unknown) => void) | undefined
+  #kind: PriorityLevelKind = 'Queue'
+  #cl = 0
+  #desiredQueues = 0
+  #handSize = 1
+  #qll = 1
+  #dealer: Dealer | null = null
+  #hand: number[] = []
+  #queues: Queue[] = []
+  #currentR = 0
+  #lastRealTime: number
+  #robinIndex = 0
+  #totWaiting = 0
+  #totExecuting = 0
+  #seatsInUse = 0
+  #seatsWaiting = 0
+  #enqueues = 0
+  #epochAdvances = 0
+  #noAccommodation = 0
+  readonly #entries = new WeakMap<object, Entry>()
+  readonly #counters = new Map<string, Counters>()
+  readonly #demand: SeatDemandIntegrator
+  readonly #deferred: Array<() => void> = []
+  #flushing = false
+
+  constructor(config: QueueSetConfig, options: QueueSetOptions = {}) {
+    this.name = config.name
+    this.#clock = options.clock ?? realClock
+    this.#requestTimeoutMs = options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS
+    this.#onCallbackError = options.onCallbackError
+    this.#lastRealTime = this.#clock.now()
+    this.#demand = new SeatDemandIntegrator(this.#clock)
+    this.#applyConfig(config)
+  }
+
+  // ---- configuration
+
+  get kind(): PriorityLevelKind { return this.#kind }
+  get concurrencyLimit(): number { return this.#cl }
+  get queueCount(): number { return this.#queues.length }
+
+  /** Changes the configuration (e.g. a new CurrentCL after borrowing); then dispatches what now fits. */
+  setConfig(config: Partial<QueueSetConfig>): void {
+    this.#syncTime(this.#clock.now())
+    this.#applyConfig({ name: this.name, kind: config.kind ?? this.#kind, concurrencyLimit: config.concurrencyLimit ?? this.#cl, queues: config.queues ?? this.#desiredQueues, handSize: config.handSize ?? this.#handSize, queueLengthLimit: config.queueLengthLimit ?? this.#qll })
+    this.#dispatchAsMuchAsPossible()
+    this.#flush()
+  }
+
+  /** Shorthand for setConfig({ concurrencyLimit }). */
+  setConcurrencyLimit(cl: number): void { this.setConfig({ concurrencyLimit: cl }) }
+
+  #applyConfig(c: QueueSetConfig): void {
+    if (!Number.isFinite(c.concurrencyLimit) || c.concurrencyLimit < 0) throw new RangeError(`concurrency limit ${c.concurrencyLimit} is not a non-negative number`)
+    this.#kind = c.kind
+    this.#cl = Math.floor(c.concurrencyLimit)
+    if (c.kind === 'Queue') {
+      const queues = c.queues ?? 64
+      const handSize = c.handSize ?? 8
+      if (this.#dealer === null || this.#dealer.deckSize !== queues || this.#dealer.handSize !== handSize) this.#dealer = new Dealer(queues, handSize)
+      this.#desiredQueues = queues
+      this.#handSize = handSize
+      this.#hand = new Array<number>(handSize)
+      this.#qll = Math.max(0, c.queueLengthLimit ?? 50)
+      while (this.#queues.length < queues) this.#queues.push(new Queue(this.#queues.length))
+    } else {
+      // Reject and Exempt levels have no queues; requests still waiting from an earlier config drain out.
+      this.#desiredQueues = 0
+      this.#dealer = null
+    }
+    // Surplus queues that are idle go now; busy ones go when they empty (removeQueueIfEmpty).
+    for (let i = this.#queues.length - 1; i >= this.#desiredQueues; i--) {
+      const q = this.#queues[i]
+      if (q.waiting.length === 0 && q.executing === 0 && q.seatsInUse === 0) this.#removeQueue(i)
+    }
+  }
+
+  // ---- requests
+
+  /**
+   * Admits a request. Returns 'dispatched' (execute now, then call finish), 'rejected' (answer 429; see
+   * statusOf for the reason) or 'queued' — then `onDecision` is called later with 'dispatched' or 'timeout'.
+   */
+  submit(req: FlowRequest, onDecision?: DecisionCallback): 'dispatched' | 'rejected' | 'queued' {
+    if (this.#entries.has(req)) throw new Error('request was already submitted')
+    const now = this.#clock.now()
+    this.#syncTime(now)
+    const e = new Entry(req, this.#countersOf(req.flowSchema), now, this.#currentR)
+    this.#entries.set(req, e)
+    let answer: 'dispatched' | 'rejected' | 'queued'
+    if (this.#kind === 'Exempt') {
+      this.#startSansQueue(e, now)
+      answer = 'dispatched'
+    } else if (this.#desiredQueues < 1) {
+      if (this.#canAccommodate(e.waitSeats)) {
+        this.#startSansQueue(e, now)
+        answer = 'dispatched'
+      } else {
+        this.#reject(e, 'concurrency-limit', now)
+        answer = 'rejected'
+      }
+    } else {
+      answer = this.#enqueueOrReject(e, req, now)
+    }
+    if (answer === 'queued') {
+      if (e.state === 'executing') answer = 'dispatched'
+      else {
+        e.onDecision = onDecision
+        const limit = this.#waitLimitMs(req, now)
+        e.timer = this.#clock.setTimer(() => this.#expire(e), limit)
+      }
+    }
+    this.#flush()
+    return answer
+  }
+
+  /** submit as a promise: resolves with 'dispatched', 'rejected' or 'timeout'. */
+  enqueue(req: FlowRequest): Promise<Decision> {
+    return new Promise<Decision>((resolve) => {
+      const d = this.submit(req, resolve)
+      if (d !== 'queued') resolve(d)
+    })
+  }
+
+  /**
+   * The request is done: executing requests give back their seats (after their additional latency, if any);
+   * a request still waiting is withdrawn (client gone: counted as a time-out). Idempotent.
+   */
+  finish(req: FlowRequest): void {
+    const e = this.#entries.get(req)
+    if (e === undefined) return
+    if (e.state === 'waiting') { this.cancel(req); return }
+    if (e.state !== 'executing') return
+    const now = this.#clock.now()
+    this.#syncTime(now)
+    this.#finishExecuting(e, now)
+    this.#dispatchAsMuchAsPossible()
+    this.#flush()
+  }
+
+  /** Withdraws a waiting request (client disconnect): it leaves its queue and is answered 'timeout'. */
+  cancel(req: FlowRequest): boolean {
+    const e = this.#entries.get(req)
+    if (e === undefined || e.state !== 'waiting') return false
+    this.#expire(e)
+    return true
+  }
+
+  statusOf(req: FlowRequest): RequestStatus | undefined {
+    const e = this.#entries.get(req)
+    if (e === undefined) return undefined
+    const s: RequestStatus = { state: e.state, seats: e.seats, waitedMs: (e.state === 'waiting' ? this.#clock.now() : e.startTime) - e.arrivalTime }
+    if (e.reason !== undefined) s.reason = e.reason
+    if (e.queue !== null) s.queue = e.queue.index
+    return s
+  }
+
+  /** Rejects every waiting request (shutdown or the level was deleted): their callbacks get 'timeout'. */
+  drain(): void {
+    const now = this.#clock.now()
+    this.#syncTime(now)
+    for (const q of this.#queues) {
+      while (q.waiting.length > 0) {
+        const e = q.shift()
+        this.#leaveQueue(e)
+        this.#reject(e, 'time-out', now)
+      }
+    }
+    this.#flush()
+  }
+
+  isIdle(): boolean { return this.#totWaiting === 0 && this.#totExecuting === 0 }
+
+  /** Seat demand (seats in use + seats waiting) integrated since the last call; starts a new period. */
+  takeSeatDemand(): IntegratorResults { return this.#demand.reset() }
+
+  metrics(): QueueSetMetrics {
+    this.#syncTime(this.#clock.now())
+    const flowSchemas: Record<string, FlowSchemaMetrics> = {}
+    const rejected: RejectCounts = { 'queue-full': 0, 'concurrency-limit': 0, 'time-out': 0 }
+    let dispatched = 0
+    for (const [fs, c] of this.#counters) {
+      dispatched += c.dispatched
+      for (const k of Object.keys(rejected) as RejectReason[]) rejected[k] += c.rejected[k]
+      flowSchemas[fs] = {
+        dispatched: c.dispatched,
+        rejected: { ...c.rejected },
+        waitingRequests: c.waitingRequests,
+        waitingSeats: c.waitingSeats,
+        executingRequests: c.executingRequests,
+        executingSeats: c.executingSeats,
+        waitExecuted: { buckets: c.waitExecuted.buckets, cumulative: c.waitExecuted.cumulative(), sum: c.waitExecuted.sum, count: c.waitExecuted.count },
+        waitRejected: { buckets: c.waitRejected.buckets, cumulative: c.waitRejected.cumulative(), sum: c.waitRejected.sum, count: c.waitRejected.count },
+      }
+    }
+    return {
+      priorityLevel: this.name, kind: this.#kind, concurrencyLimit: this.#cl, queues: this.#queues.length,
+      requestsWaiting: this.#totWaiting, requestsExecuting: this.#totExecuting, seatsWaiting: this.#seatsWaiting, seatsInUse: this.#seatsInUse,
+      currentR: ssToSeatSeconds(this.#currentR), dispatched, rejected, epochAdvances: this.#epochAdvances,
+      dispatchNoAccommodation: this.#noAccommodation, flowSchemas,
+    }
+  }
+
+  /** Per-queue state for debugging (dump_queues). */
+  dumpQueues(): Array<{ index: number; waiting: number; executing: number; seatsInUse: number; nextDispatchR: number }> {
+    return this.#queues.map((q) => ({ index: q.index, waiting: q.waiting.length, executing: q.executing, seatsInUse: q.seatsInUse, nextDispatchR: ssToSeatSeconds(q.nextDispatchR) }))
+  }
+
+  // ---- internals
+
+  #countersOf(fs: string): Counters {
+    let c = this.#counters.get(fs)
+    if (c === undefined) { c = new Counters(); this.#counters.set(fs, c) }
+    return c
+  }
+
+  #waitLimitMs(req: FlowRequest, now: number): number {
+    if (req.waitLimitMs !== undefined) return Math.max(0, req.waitLimitMs)
+    if (req.deadline !== undefined) return Math.max(0, Math.min((req.deadline - now) / 4, MAX_WAIT_LIMIT_MS))
+    return Math.min(this.#requestTimeoutMs / 4, MAX_WAIT_LIMIT_MS)
+  }
+
+  /** R advances at min(seats requested, CL) / active queues seat-seconds per second (upstream getVirtualTimeRatio). */
+  #virtualTimeRatio(): number {
+    let active = 0
+    let requested = 0
+    for (const q of this.#queues) {
+      requested += q.seatsInUse + q.seatsSum
+      if (q.waiting.length > 0 || q.executing > 0) active++
+    }
+    return active === 0 ? 0 : Math.min(requested, this.#cl) / active
+  }
+
+  #syncTime(now: number): void {
+    const dt = now - this.#lastRealTime
+    this.#lastRealTime = now
+    if (dt > 0) this.#currentR += seatsTimesMs(this.#virtualTimeRatio(), dt)
+    if (this.#currentR >= HIGH_R) this.#advanceEpoch()
+  }
+
+  #advanceEpoch(): void {
+    this.#currentR -= R_DECREMENT
+    for (const q of this.#queues) {
+      if (q.waiting.length === 0 && q.executing === 0) { q.nextDispatchR = 0; continue }
+      q.nextDispatchR -= R_DECREMENT
+      for (const e of q.waiting) e.arrivalR -= R_DECREMENT
+    }
+    this.#epochAdvances++
+  }
+
+  /** Shuffle sharding: deal the flow's hand, visit it from offset enqueues % handSize, pick the least queued work. */
+  #chooseQueue(hash: bigint | number): Queue {
+    const dealer = this.#dealer as Dealer
+    const hand = dealer.dealInto(hash, this.#hand)
+    const n = hand.length
+    const offset = this.#enqueues % n
+    this.#enqueues++
+    let best: Queue | null = null
+    for (let i = 0; i < n; i++) {
+      const q = this.#queues[hand[(offset + i) % n]]
+      if (best === null || q.workSum < best.workSum) best = q
+    }
+    return best as Queue
+  }
+
+  #enqueueOrReject(e: Entry, req: FlowRequest, now: number): 'queued' | 'rejected' {
+    const q = this.#chooseQueue(req.hash ?? 0)
+    if (this.#seatsInUse >= this.#cl && q.waiting.length >= this.#qll) {
+      this.#reject(e, 'queue-full', now)
+      return 'rejected'
+    }
+    if (q.waiting.length === 0 && q.executing === 0) q.nextDispatchR = this.#currentR
+    e.queue = q
+    q.push(e)
+    this.#totWaiting++
+    this.#seatsWaiting += e.waitSeats
+    e.counters.waitingRequests++
+    e.counters.waitingSeats += e.waitSeats
+    this.#boundNextDispatch(q)
+    this.#noteDemand()
+    this.#dispatchAsMuchAsPossible()
+    return 'queued'
+  }
+
+  #canAccommodate(seats: number): boolean {
+    if (seats > this.#cl) return this.#totExecuting === 0
+    return this.#seatsInUse + seats <= this.#cl
+  }
+
+  #dispatchAsMuchAsPossible(): void {
+    while (this.#totWaiting !== 0 && this.#seatsInUse < this.#cl && this.#dispatchOne()) { /* keep going */ }
+  }
+
+  /** Upstream dispatchLocked + findDispatchQueueToBoundLocked. */
+  #dispatchOne(): boolean {
+    const nq = this.#queues.length
+    if (nq === 0) return false
+    let minFinish = Infinity
+    let minQueue: Queue | null = null
+    let minIndex = 0
+    for (let k = 0; k < nq; k++) {
+      this.#robinIndex = (this.#robinIndex + 1) % nq
+      const q = this.#queues[this.#robinIndex]
+      if (q.waiting.length === 0) continue
+      const finish = q.nextDispatchR + q.waiting[0].totalWork
+      if (finish < minFinish) { minFinish = finish; minQueue = q; minIndex = this.#robinIndex }
+    }
+    if (minQueue === null) return false
+    const head = minQueue.waiting[0]
+    if (!this.#canAccommodate(head.waitSeats)) {
+      this.#noAccommodation++
+      return false
+    }
+    minQueue.shift()
+    this.#leaveQueue(head)
+    if (head.finalSeats > this.#cl) {
+      // Too wide for the level: narrow the final phase and stretch it so its work is preserved.
+      head.finalSeats = this.#cl
+      head.additionalLatencyMs = head.finalSeats > 0 ? head.finalWork / head.finalSeats / (SS_SCALE / 1000) : 0
+    }
+    this.#robinIndex = minIndex
+    const now = this.#clock.now()
+    this.#start(head, Math.max(head.initialSeats, head.finalSeats), now)
+    minQueue.executing++
+    minQueue.seatsInUse += head.seats
+    minQueue.nextDispatchR += head.totalWork
+    this.#boundNextDispatch(minQueue)
+    this.#noteDemand()
+    this.#decide(head, 'dispatched', undefined, now)
+    return true
+  }
+
+  /** Bookkeeping of a request leaving the waiting state (its queue has already dropped it). */
+  #leaveQueue(e: Entry): void {
+    this.#totWaiting--
+    this.#seatsWaiting -= e.waitSeats
+    e.counters.waitingRequests--
+    e.counters.waitingSeats -= e.waitSeats
+  }
+
+  #start(e: Entry, seats: number, now: number): void {
+    e.state = 'executing'
+    e.startTime = now
+    e.seats = seats
+    this.#totExecuting++
+    this.#seatsInUse += seats
+    e.counters.executingRequests++
+    e.counters.executingSeats += seats
+  }
+
+  #startSansQueue(e: Entry, now: number): void {
+    this.#start(e, e.waitSeats, now)
+    this.#noteDemand()
+    this.#decide(e, 'dispatched', undefined, now)
+  }
+
+  #reject(e: Entry, reason: RejectReason, now: number): void {
+    e.counters.rejected[reason]++
+    this.#decide(e, reason === 'time-out' ? 'timeout' : 'rejected', reason, now)
+    this.#noteDemand()
+  }
+
+  #decide(e: Entry, decision: Decision, reason: RejectReason | undefined, now: number): void {
+    if (e.timer !== undefined) { this.#clock.clearTimer(e.timer); e.timer = undefined }
+    const waitedSeconds = Math.max(0, now - e.arrivalTime) / 1000
+    if (decision === 'dispatched') {
+      e.counters.dispatched++
+      e.counters.waitExecuted.observe(waitedSeconds)
+    } else {
+      e.state = decision === 'timeout' ? 'timeout' : 'rejected'
+      e.reason = reason
+      e.counters.waitRejected.observe(waitedSeconds)
+    }
+    const cb = e.onDecision
+    if (cb !== undefined) {
+      e.onDecision = undefined
+      this.#deferred.push(() => cb(decision, reason))
+    }
+  }
+
+  /** Wait limit reached or the client went away. */
+  #expire(e: Entry): void {
+    if (e.state !== 'waiting') return
+    e.timer = undefined
+    const now = this.#clock.now()
+    this.#syncTime(now)
+    const q = e.queue
+    if (q !== null && q.remove(e)) {
+      this.#leaveQueue(e)
+      this.#boundNextDispatch(q)
+    }
+    this.#reject(e, 'time-out', now)
+    this.#dispatchAsMuchAsPossible()
+    this.#flush()
+  }
+
+  #finishExecuting(e: Entry, now: number): void {
+    this.#totExecuting--
+    e.counters.executingRequests--
+    const q = e.queue
+    if (q !== null) {
+      q.executing--
+      // The queue's start R moves by (G - actual service time) × initial seats.
+      q.nextDispatchR -= seatsTimesMs(e.initialSeats, ESTIMATED_SERVICE_MS - (now - e.startTime))
+      this.#boundNextDispatch(q)
+    }
+    if (e.additionalLatencyMs <= 0) {
+      this.#release(e)
+      return
+    }
+    e.state = 'lingering'
+    this.#clock.setTimer(() => {
+      this.#syncTime(this.#clock.now())
+      this.#release(e)
+      this.#dispatchAsMuchAsPossible()
+      this.#flush()
+    }, e.additionalLatencyMs)
+  }
+
+  #release(e: Entry): void {
+    e.state = 'done'
+    this.#seatsInUse -= e.seats
+    e.counters.executingSeats -= e.seats
+    const q = e.queue
+    if (q !== null) {
+      q.seatsInUse -= e.seats
+      if (this.#queues.length > this.#desiredQueues && q.waiting.length === 0 && q.executing === 0 && this.#queues[q.index] === q) this.#removeQueue(q.index)
+    }
+    this.#noteDemand()
+  }
+
+  #removeQueue(index: number): void {
+    this.#queues.splice(index, 1)
+    for (let i = index; i < this.#queues.length; i++) this.#queues[i].index = i
+    if (this.#robinIndex >= index) this.#robinIndex--
+    if (this.#robinIndex < 0) this.#robinIndex = Math.max(0, this.#queues.length - 1)
+  }
+
+  /** Anti-windup: a queue's virtual start may not precede the arrival of its head. */
+  #boundNextDispatch(q: Queue): void {
+    const head = q.waiting[0]
+    if (head !== undefined && q.nextDispatchR < head.arrivalR) q.nextDispatchR = head.arrivalR
+  }
+
+  #noteDemand(): void { this.#demand.set(this.#seatsInUse + this.#seatsWaiting) }
+
+  #flush(): void {
+    if (this.#flushing) return
+    this.#flushing = true
+    try {
+      while (this.#deferred.length > 0) {
+        const fn = this.#deferred.shift() as () => void
+        try { fn() } catch (err) { this.#onCallbackError?.(err) }
+      }
+    } finally {
+      this.#flushing = false
+    }
+  }
+}

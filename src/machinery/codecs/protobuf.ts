@@ -1,0 +1,922 @@
+// The protobuf media type: the `k8s\0` + runtime.Unknown envelope, objects and lists to and from their JSON shape, watch frames; driven by protobuf-messages.json.
+import { existsSync, readFileSync } from 'node:fs'
+
+type Obj = Record<string, any>
+
+// ---------------------------------------------------------------------------------------------------------------
+// The message table (src/machinery/codecs/protobuf-messages.json, written by scripts/gen-protobuf.mjs).
+
+interface Table {
+  kinds: Record<string, string>
+  anyVersionKinds: Record<string, string>
+  messages: Record<string, { special?: string; fields: [number, string, string, string, string][] }>
+}
+
+// Field kinds.
+const STRING = 0
+const BYTES = 1
+const BOOL = 2
+const INT32 = 3
+const INT64 = 4
+const DOUBLE = 5
+const MSG = 6
+const MAP = 7
+
+// Presence: how a zero value read from the wire (or found in the object) is treated.
+const OMIT = 0 // omitempty: zero values are dropped
+const KEEP = 1 // Go pointer or no omitempty: kept when present, zero included
+
+// Messages whose JSON form is not an object of their fields.
+const S_NONE = 0
+const S_TIME = 1
+const S_MICROTIME = 2
+const S_FIELDSV1 = 3
+const S_QUANTITY = 4
+const S_INTORSTRING = 5
+const S_RAWEXTENSION = 6
+const S_JSON = 7
+const S_PROPS_OR_ARRAY = 8
+const S_PROPS_OR_BOOL = 9
+const S_PROPS_OR_STRINGS = 10
+const S_STRINGLIST = 11
+const SPECIALS: Record<string, number> = {
+  time: S_TIME, microtime: S_MICROTIME, fieldsv1: S_FIELDSV1, quantity: S_QUANTITY, intorstring: S_INTORSTRING,
+  rawextension: S_RAWEXTENSION, json: S_JSON, propsorarray: S_PROPS_OR_ARRAY, propsorbool: S_PROPS_OR_BOOL,
+  propsorstringarray: S_PROPS_OR_STRINGS, stringlist: S_STRINGLIST,
+}
+/** Fixed property names for the fields of the either-or messages (by field number), used only inside this module. */
+const SPECIAL_FIELD_NAMES: Record<number, Record<number, string>> = {
+  [S_PROPS_OR_ARRAY]: { 1: 'schema', 2: 'items' },
+  [S_PROPS_OR_BOOL]: { 1: 'allows', 2: 'schema' },
+  [S_PROPS_OR_STRINGS]: { 1: 'schema', 2: 'items' },
+  [S_STRINGLIST]: { 1: 'items' },
+}
+
+const SCALAR_KINDS: Record<string, number> = { string: STRING, bytes: BYTES, bool: BOOL, int32: INT32, int64: INT64, double: DOUBLE }
+const WIRE_OF_KIND = [2, 2, 0, 0, 0, 1, 2, 2]
+
+class Field {
+  readonly no: number
+  readonly json: string
+  readonly kind: number
+  readonly wire: number
+  readonly tag: number
+  readonly repeated: boolean
+  readonly presence: number
+  readonly inline: boolean
+  msg: Msg | null = null
+  /** For maps: the value's kind and message. */
+  valueKind = STRING
+  valueMsg: Msg | null = null
+  readonly typeName: string
+
+  constructor(no: number, json: string, type: string, label: string, flags: string) {
+    this.no = no
+    this.json = json
+    this.typeName = type
+    this.repeated = label === 'repeated'
+    this.inline = flags.includes('I')
+    this.presence = flags.includes('P') || flags.includes('A') ? KEEP : OMIT
+    this.kind = label === 'map' ? MAP : SCALAR_KINDS[type] ?? MSG
+    this.wire = WIRE_OF_KIND[this.kind]
+    this.tag = (no << 3) | this.wire
+  }
+}
+
+class Msg {
+  readonly name: string
+  readonly special: number
+  fields: Field[] = []
+  /** Fields by number (holes where a number is not used). */
+  byNo: (Field | undefined)[] = []
+  constructor(name: string, special: number) {
+    this.name = name
+    this.special = special
+  }
+}
+
+function loadTable(): Table {
+  // Next to this module when run from source; from dist/, the source tree holds the data.
+  const here = new URL('./protobuf-messages.json', import.meta.url)
+  const url = existsSync(here) ? here : new URL('../../../../src/machinery/codecs/protobuf-messages.json', import.meta.url)
+  return JSON.parse(readFileSync(url, 'utf8')) as Table
+}
+
+const table = loadTable()
+const messages = new Map<string, Msg>()
+for (const [name, m] of Object.entries(table.messages)) {
+  const special = m.special ? SPECIALS[m.special] : S_NONE
+  if (special === undefined) throw new Error(`protobuf-messages.json: unknown special ${m.special}`)
+  messages.set(name, new Msg(name, special))
+}
+for (const [name, m] of Object.entries(table.messages)) {
+  const msg = messages.get(name)!
+  const rename = SPECIAL_FIELD_NAMES[msg.special]
+  msg.byNo = new Array<Field | undefined>(m.fields.reduce((n, f) => Math.max(n, f[0]), 0) + 1).fill(undefined)
+  for (const [no, json, type, label, flags] of m.fields) {
+    const f = new Field(no, rename?.[no] ?? json, type, label, flags)
+    if (f.kind === MSG) {
+      f.msg = messages.get(type) ?? null
+      if (!f.msg) throw new Error(`protobuf-messages.json: ${name}.${json}: unknown message ${type}`)
+    } else if (f.kind === MAP) {
+      const value = type.slice('map<string,'.length, -1)
+      f.valueKind = SCALAR_KINDS[value] ?? MSG
+      if (f.valueKind === MSG) {
+        f.valueMsg = messages.get(value) ?? null
+        if (!f.valueMsg) throw new Error(`protobuf-messages.json: ${name}.${json}: unknown message ${value}`)
+      }
+    }
+    msg.fields.push(f)
+    msg.byNo[no] = f
+  }
+}
+const kinds = new Map<string, Msg>(Object.entries(table.kinds).map(([k, v]) => [k, messages.get(v)!]))
+const anyVersionKinds = new Map<string, Msg>(Object.entries(table.anyVersionKinds).map(([k, v]) => [k, messages.get(v)!]))
+
+/** `<x>.k8s.io/<v>` (the upstream spelling clients send) -> `<x>.orch.io/<v>`; anything else unchanged. */
+function toOrchApiVersion(apiVersion: string): string {
+  const slash = apiVersion.indexOf('/')
+  if (slash < 0) return apiVersion
+  const group = apiVersion.slice(0, slash)
+  return group.endsWith('.k8s.io') ? `${group.slice(0, -'.k8s.io'.length)}.orch.io${apiVersion.slice(slash)}` : apiVersion
+}
+
+function messageFor(apiVersion: string, kind: string): Msg {
+  const m = kinds.get(`${toOrchApiVersion(apiVersion)}/${kind}`) ?? anyVersionKinds.get(kind)
+  if (!m) throw new Error(`protobuf: no protobuf message for ${apiVersion || '(no apiVersion)'} ${kind || '(no kind)'}`)
+  return m
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Writer: one growing scratch buffer. A length-delimited value gets a one-byte length placeholder; the rare value
+// of 128 bytes or more is moved up by the extra length bytes once its size is known.
+
+const MAGIC = [0x6b, 0x38, 0x73, 0x00]
+const KEEP_SCRATCH = 1 << 20
+let out = Buffer.allocUnsafe(64 * 1024)
+let p = 0
+
+function grow(n: number): void {
+  let size = out.length * 2
+  while (size < p + n) size *= 2
+  const next = Buffer.allocUnsafe(size)
+  out.copy(next, 0, 0, p)
+  out = next
+}
+
+function wVarint(v: number): void {
+  if (p + 10 > out.length) grow(10)
+  while (v > 127) {
+    out[p++] = (v & 127) | 128
+    v = v > 0xffffffff ? Math.floor(v / 128) : v >>> 7
+  }
+  out[p++] = v
+}
+
+/** A signed integer: negative values are the ten-byte two's complement form (int32 and int64 alike). */
+function wInt(v: number): void {
+  if (v >= 0) { wVarint(v); return }
+  if (p + 10 > out.length) grow(10)
+  let lo = v >>> 0
+  let hi = Math.floor(v / 4294967296) >>> 0
+  while (hi !== 0) {
+    out[p++] = (lo & 127) | 128
+    lo = ((lo >>> 7) | (hi << 25)) >>> 0
+    hi >>>= 7
+  }
+  while (lo > 127) {
+    out[p++] = (lo & 127) | 128
+    lo >>>= 7
+  }
+  out[p++] = lo
+}
+
+function wTag(tag: number): void {
+  if (tag < 128) {
+    if (p + 1 > out.length) grow(1)
+    out[p++] = tag
+  } else {
+    wVarint(tag)
+  }
+}
+
+function beginLen(): number {
+  if (p + 1 > out.length) grow(1)
+  return p++
+}
+
+function endLen(at: number): void {
+  const len = p - at - 1
+  if (len < 128) { out[at] = len; return }
+  const n = len < 16384 ? 2 : len < 2097152 ? 3 : len < 268435456 ? 4 : 5
+  if (p + n - 1 > out.length) grow(n - 1)
+  out.copyWithin(at + n, at + 1, p)
+  p += n - 1
+  let v = len
+  let q = at
+  while (v > 127) {
+    out[q++] = (v & 127) | 128
+    v >>>= 7
+  }
+  out[q] = v
+}
+
+/** A length-delimited UTF-8 string (lone surrogates become U+FFFD, as Buffer.from does). */
+function wString(s: string): void {
+  const n = s.length
+  if (n < 64) {
+    if (p + n * 3 + 2 > out.length) grow(n * 3 + 2)
+    const at = p++
+    for (let i = 0; i < n; i++) {
+      let c = s.charCodeAt(i)
+      if (c < 0x80) {
+        out[p++] = c
+      } else if (c < 0x800) {
+        out[p++] = 0xc0 | (c >> 6)
+        out[p++] = 0x80 | (c & 63)
+      } else if (c >= 0xd800 && c < 0xe000) {
+        const c2 = i + 1 < n ? s.charCodeAt(i + 1) : 0
+        if (c < 0xdc00 && c2 >= 0xdc00 && c2 < 0xe000) {
+          i++
+          c = 0x10000 + ((c & 0x3ff) << 10) + (c2 & 0x3ff)
+          out[p++] = 0xf0 | (c >> 18)
+          out[p++] = 0x80 | ((c >> 12) & 63)
+          out[p++] = 0x80 | ((c >> 6) & 63)
+          out[p++] = 0x80 | (c & 63)
+        } else {
+          out[p++] = 0xef
+          out[p++] = 0xbf
+          out[p++] = 0xbd
+        }
+      } else {
+        out[p++] = 0xe0 | (c >> 12)
+        out[p++] = 0x80 | ((c >> 6) & 63)
+        out[p++] = 0x80 | (c & 63)
+      }
+    }
+    endLen(at)
+    return
+  }
+  const len = Buffer.byteLength(s, 'utf8')
+  wVarint(len)
+  if (p + len > out.length) grow(len)
+  p += out.write(s, p, len, 'utf8')
+}
+
+function wBase64(s: string): void {
+  const max = Math.ceil(s.length / 4) * 3 + 3
+  if (p + max + 5 > out.length) grow(max + 5)
+  if (max < 128) {
+    const at = p++
+    p += out.write(s, p, max, 'base64')
+    endLen(at)
+    return
+  }
+  const bytes = Buffer.from(s, 'base64')
+  wVarint(bytes.length)
+  bytes.copy(out, p)
+  p += bytes.length
+}
+
+function wRaw(bytes: Uint8Array): void {
+  wVarint(bytes.length)
+  if (p + bytes.length > out.length) grow(bytes.length)
+  out.set(bytes, p)
+  p += bytes.length
+}
+
+function fail(m: Msg, json: string, what: string): never {
+  throw new Error(`protobuf: ${m.name}.${json}: ${what}`)
+}
+
+function isObject(v: unknown): v is Obj {
+  return typeof v === 'object' && v !== null && !Array.isArray(v)
+}
+
+/** One value of a field (a singular field, an element of a repeated one, or a map value). */
+function encValue(m: Msg, json: string, kind: number, sub: Msg | null, tag: number, presence: number, v: any): void {
+  switch (kind) {
+    case STRING:
+      if (typeof v !== 'string') fail(m, json, `expected a string, got ${typeof v}`)
+      if (presence === OMIT && v === '') return
+      wTag(tag)
+      wString(v)
+      return
+    case INT32:
+    case INT64:
+      if (typeof v !== 'number' || !Number.isInteger(v)) fail(m, json, `expected an integer, got ${JSON.stringify(v)}`)
+      if (presence === OMIT && v === 0) return
+      wTag(tag)
+      wInt(v)
+      return
+    case BOOL:
+      if (typeof v !== 'boolean') fail(m, json, `expected a boolean, got ${typeof v}`)
+      if (presence === OMIT && !v) return
+      wTag(tag)
+      if (p + 1 > out.length) grow(1)
+      out[p++] = v ? 1 : 0
+      return
+    case DOUBLE:
+      if (typeof v !== 'number') fail(m, json, `expected a number, got ${typeof v}`)
+      if (presence === OMIT && v === 0) return
+      wTag(tag)
+      if (p + 8 > out.length) grow(8)
+      out.writeDoubleLE(v, p)
+      p += 8
+      return
+    case BYTES:
+      if (typeof v !== 'string') fail(m, json, `expected a base64 string, got ${typeof v}`)
+      if (presence === OMIT && v === '') return
+      wTag(tag)
+      wBase64(v)
+      return
+    default: {
+      wTag(tag)
+      const at = beginLen()
+      encMessageValue(sub!, json, v)
+      endLen(at)
+    }
+  }
+}
+
+/** The body of a message-typed value (without tag and length). */
+function encMessageValue(m: Msg, json: string, v: any): void {
+  switch (m.special) {
+    case S_NONE:
+      if (!isObject(v)) fail(m, json, `expected an object, got ${Array.isArray(v) ? 'an array' : typeof v}`)
+      encMessage(m, v)
+      return
+    case S_TIME: {
+      const ms = typeof v === 'string' ? parseTime(v) : NaN
+      if (Number.isNaN(ms)) fail(m, json, `expected an RFC 3339 time, got ${JSON.stringify(v)}`)
+      wTag(0x08)
+      wInt(Math.floor(ms / 1000))
+      return
+    }
+    case S_MICROTIME: {
+      if (typeof v !== 'string' || !parseMicroTime(v)) fail(m, json, `expected an RFC 3339 time, got ${JSON.stringify(v)}`)
+      wTag(0x08)
+      wInt(parsedSeconds)
+      if (parsedNanos !== 0) { wTag(0x10); wInt(parsedNanos) }
+      return
+    }
+    case S_QUANTITY:
+      if (typeof v !== 'string' && typeof v !== 'number') fail(m, json, `expected a quantity, got ${typeof v}`)
+      wTag(0x0a)
+      wString(String(v))
+      return
+    case S_INTORSTRING:
+      if (typeof v === 'number') {
+        if (!Number.isInteger(v)) fail(m, json, `expected an integer or a string, got ${v}`)
+        wTag(0x10)
+        wInt(v)
+      } else if (typeof v === 'string') {
+        wTag(0x08)
+        wVarint(1)
+        wTag(0x1a)
+        wString(v)
+      } else {
+        fail(m, json, `expected an integer or a string, got ${typeof v}`)
+      }
+      return
+    case S_RAWEXTENSION:
+    case S_FIELDSV1:
+    case S_JSON:
+      if (v === null && m.special === S_JSON) return // JSON{} marshals as null
+      wTag(0x0a)
+      wString(JSON.stringify(v))
+      return
+    case S_PROPS_OR_ARRAY:
+      if (Array.isArray(v)) encMessage(m, { items: v })
+      else if (isObject(v)) encMessage(m, { schema: v })
+      else fail(m, json, 'expected a schema or an array of schemas')
+      return
+    case S_PROPS_OR_BOOL:
+      if (typeof v === 'boolean') encMessage(m, { allows: v })
+      else if (isObject(v)) encMessage(m, { allows: true, schema: v })
+      else fail(m, json, 'expected a schema or a boolean')
+      return
+    case S_PROPS_OR_STRINGS:
+      if (Array.isArray(v)) encMessage(m, { items: v })
+      else if (isObject(v)) encMessage(m, { schema: v })
+      else fail(m, json, 'expected a schema or an array of strings')
+      return
+    case S_STRINGLIST:
+      if (!Array.isArray(v)) fail(m, json, 'expected an array of strings')
+      encMessage(m, { items: v })
+      return
+  }
+}
+
+function encMessage(m: Msg, o: Obj): void {
+  const fields = m.fields
+  for (let i = 0; i < fields.length; i++) {
+    const f = fields[i]
+    if (f.inline) {
+      wTag(f.tag)
+      const at = beginLen()
+      encMessage(f.msg!, o)
+      endLen(at)
+      continue
+    }
+    const v = o[f.json]
+    if (v === undefined || v === null) continue
+    if (f.repeated) {
+      if (!Array.isArray(v)) fail(m, f.json, `expected an array, got ${typeof v}`)
+      for (let j = 0; j < v.length; j++) {
+        const x = v[j]
+        if (x === null || x === undefined) encNull(f)
+        else encValue(m, f.json, f.kind, f.msg, f.tag, KEEP, x)
+      }
+    } else if (f.kind === MAP) {
+      if (!isObject(v)) fail(m, f.json, `expected an object, got ${Array.isArray(v) ? 'an array' : typeof v}`)
+      const keys = Object.keys(v)
+      if (keys.length > 1) keys.sort()
+      const vtag = f.valueKind === MSG ? 0x12 : 0x10 | WIRE_OF_KIND[f.valueKind]
+      for (let j = 0; j < keys.length; j++) {
+        const x = v[keys[j]]
+        if (x === undefined) continue
+        wTag(f.tag)
+        const at = beginLen()
+        wTag(0x0a)
+        wString(keys[j])
+        if (x !== null) encValue(m, f.json, f.valueKind, f.valueMsg, vtag, KEEP, x)
+        endLen(at)
+      }
+    } else {
+      encValue(m, f.json, f.kind, f.msg, f.tag, f.presence, v)
+    }
+  }
+}
+
+/** A null element of a repeated field: the zero value (an empty message: JSON null for apiextensions JSON). */
+function encNull(f: Field): void {
+  wTag(f.tag)
+  if (f.wire === 2) { wVarint(0); return }
+  if (f.kind === DOUBLE) {
+    if (p + 8 > out.length) grow(8)
+    out.writeDoubleLE(0, p)
+    p += 8
+    return
+  }
+  wVarint(0)
+}
+
+/** The finished bytes: a copy when small (the scratch buffer is reused), else the scratch itself (a new one next time). */
+function take(start: number): Buffer {
+  const n = p - start
+  let result: Buffer
+  if (n <= KEEP_SCRATCH / 4) {
+    result = Buffer.allocUnsafe(n)
+    out.copy(result, 0, start, p)
+  } else {
+    result = out.subarray(start, p)
+    out = Buffer.allocUnsafe(64 * 1024)
+  }
+  if (out.length > KEEP_SCRATCH) out = Buffer.allocUnsafe(64 * 1024)
+  p = 0
+  return result
+}
+
+/**
+ * An object in its JSON shape (its `apiVersion` and `kind` pick the message; upstream `<x>.k8s.io` spellings are
+ * accepted and written as they are) -> the full protobuf body: `k8s\0` + runtime.Unknown{typeMeta, raw}.
+ */
+export function encodeObject(obj: Record<string, any>): Buffer {
+  const apiVersion = obj?.apiVersion
+  const kind = obj?.kind
+  if (typeof apiVersion !== 'string' || typeof kind !== 'string') throw new Error('protobuf: the object has no apiVersion or kind')
+  const m = messageFor(apiVersion, kind)
+  const avLen = Buffer.byteLength(apiVersion, 'utf8')
+  const kindLen = Buffer.byteLength(kind, 'utf8')
+  // The object's message goes after room for the header, which is written in front of it once its length is known.
+  const room = 4 + 1 + 5 + 1 + 5 + avLen + 1 + 5 + kindLen + 1 + 5
+  p = 0
+  if (room + 1024 > out.length) grow(room + 1024)
+  p = room
+  try {
+    encMessage(m, obj)
+  } catch (err) {
+    p = 0
+    throw err
+  }
+  const rawLen = p - room
+  const tmLen = 1 + varintSize(avLen) + avLen + 1 + varintSize(kindLen) + kindLen
+  const start = room - (4 + 1 + varintSize(tmLen) + tmLen + 1 + varintSize(rawLen))
+  const end = p
+  p = start
+  for (const b of MAGIC) out[p++] = b
+  out[p++] = 0x0a
+  wVarint(tmLen)
+  out[p++] = 0x0a
+  wVarint(avLen)
+  p += out.write(apiVersion, p, avLen, 'utf8')
+  out[p++] = 0x12
+  wVarint(kindLen)
+  p += out.write(kind, p, kindLen, 'utf8')
+  out[p++] = 0x12
+  wVarint(rawLen)
+  if (p !== room) throw new Error('protobuf: internal error: header size')
+  p = end
+  return take(start)
+}
+
+function varintSize(v: number): number {
+  return v < 128 ? 1 : v < 16384 ? 2 : v < 2097152 ? 3 : v < 268435456 ? 4 : 5
+}
+
+/** One watch frame: 4-byte big-endian length + meta.v1.WatchEvent{type, object: RawExtension{raw: objectBody}}. */
+export function encodeWatchEvent(type: string, objectBody: Uint8Array): Buffer {
+  const typeLen = Buffer.byteLength(type, 'utf8')
+  const rawExt = 1 + varintSize(objectBody.length) + objectBody.length
+  const event = 1 + varintSize(typeLen) + typeLen + 1 + varintSize(rawExt) + rawExt
+  const frame = Buffer.allocUnsafe(4 + event)
+  frame.writeUInt32BE(event, 0)
+  let q = 4
+  const varint = (v: number): void => {
+    while (v > 127) { frame[q++] = (v & 127) | 128; v >>>= 7 }
+    frame[q++] = v
+  }
+  frame[q++] = 0x0a
+  varint(typeLen)
+  q += frame.write(type, q, typeLen, 'utf8')
+  frame[q++] = 0x12
+  varint(rawExt)
+  frame[q++] = 0x0a
+  varint(objectBody.length)
+  frame.set(objectBody, q)
+  return frame
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Reader.
+
+let b: Buffer = Buffer.alloc(0)
+let pos = 0
+/** High 32 bits of the last varint read. */
+let hi = 0
+
+function truncated(): never {
+  throw new Error('protobuf: malformed body: truncated or overlong value')
+}
+
+/** Reads a varint: returns its low 32 bits (unsigned) and leaves the high ones in `hi`. */
+function rVarint(): number {
+  let c = b[pos++]
+  hi = 0
+  if (c < 128) return c
+  let lo = c & 127
+  c = b[pos++]; lo |= (c & 127) << 7; if (c < 128) return lo
+  c = b[pos++]; lo |= (c & 127) << 14; if (c < 128) return lo
+  c = b[pos++]; lo |= (c & 127) << 21; if (c < 128) return lo
+  c = b[pos++]; lo = (lo | ((c & 15) << 28)) >>> 0; hi = (c & 127) >> 4; if (c < 128) return lo
+  c = b[pos++]; hi |= (c & 127) << 3; if (c < 128) return lo
+  c = b[pos++]; hi |= (c & 127) << 10; if (c < 128) return lo
+  c = b[pos++]; hi |= (c & 127) << 17; if (c < 128) return lo
+  c = b[pos++]; hi |= (c & 127) << 24; if (c < 128) return lo
+  c = b[pos++]; hi = (hi | ((c & 1) << 31)) >>> 0; if (c < 128) return lo
+  if (c === undefined) truncated()
+  throw new Error('protobuf: malformed body: varint longer than 10 bytes')
+}
+
+function rInt64(): number {
+  const lo = rVarint()
+  return hi === 0 ? lo : (hi | 0) * 4294967296 + lo
+}
+
+function rLen(end: number): number {
+  const len = rVarint()
+  if (hi !== 0 || pos + len > end) truncated()
+  return len
+}
+
+function rString(len: number): string {
+  const start = pos
+  const e = start + len
+  pos = e
+  if (len < 16) {
+    let s = ''
+    for (let i = start; i < e; i++) {
+      const c = b[i]
+      if (c > 127) return b.toString('utf8', start, e)
+      s += String.fromCharCode(c)
+    }
+    return s
+  }
+  return b.toString('utf8', start, e)
+}
+
+function skip(wire: number, end: number): void {
+  switch (wire) {
+    case 0: rVarint(); break
+    case 1: pos += 8; break
+    case 2: { const len = rLen(end); pos += len; break }
+    case 5: pos += 4; break
+    default: throw new Error(`protobuf: malformed body: wire type ${wire}`)
+  }
+  if (pos > end) truncated()
+}
+
+function wrongWire(m: Msg, f: Field, wire: number): never {
+  throw new Error(`protobuf: malformed body: ${m.name}.${f.json || f.typeName}: wire type ${wire}, expected ${f.wire}`)
+}
+
+/** A scalar from the wire (its wire type checked by the caller). */
+function rScalar(kind: number, end: number): any {
+  switch (kind) {
+    case STRING: return rString(rLen(end))
+    case BYTES: { const len = rLen(end); const s = b.toString('base64', pos, pos + len); pos += len; return s }
+    case BOOL: { const lo = rVarint(); return lo !== 0 || hi !== 0 }
+    case INT32: return rVarint() | 0
+    case INT64: return rInt64()
+    default: {
+      if (pos + 8 > end) truncated()
+      const v = b.readDoubleLE(pos)
+      pos += 8
+      return v
+    }
+  }
+}
+
+function isZero(v: any): boolean {
+  return v === '' || v === 0 || v === false
+}
+
+function decMessage(m: Msg, end: number, o: Obj): Obj {
+  const byNo = m.byNo
+  while (pos < end) {
+    const tag = rVarint()
+    const no = tag >>> 3
+    const wire = tag & 7
+    const f = no < byNo.length ? byNo[no] : undefined
+    if (f === undefined) { skip(wire, end); continue }
+    if (wire !== f.wire) {
+      if (f.repeated && wire === 2 && f.wire !== 2) { decPacked(f, end, o); continue }
+      wrongWire(m, f, wire)
+    }
+    switch (f.kind) {
+      case MSG: {
+        const len = rLen(end)
+        const e = pos + len
+        if (f.inline) {
+          decMessage(f.msg!, e, o)
+        } else {
+          const v = decMessageValue(f.msg!, e)
+          if (f.repeated) (o[f.json] ??= []).push(v === undefined ? null : v)
+          else if (v !== undefined && v !== null) o[f.json] = v
+        }
+        pos = e
+        break
+      }
+      case MAP: {
+        const len = rLen(end)
+        decMapEntry(m, f, pos + len, (o[f.json] ??= {}))
+        break
+      }
+      default: {
+        const v = rScalar(f.kind, end)
+        if (f.repeated) (o[f.json] ??= []).push(v)
+        else if (f.presence === KEEP || !isZero(v)) o[f.json] = v
+      }
+    }
+    if (pos > end) truncated()
+  }
+  if (pos !== end) truncated()
+  return o
+}
+
+function decPacked(f: Field, end: number, o: Obj): void {
+  const len = rLen(end)
+  const e = pos + len
+  const arr: any[] = (o[f.json] ??= [])
+  while (pos < e) arr.push(rScalar(f.kind, e))
+  if (pos !== e) truncated()
+}
+
+function decMapEntry(m: Msg, f: Field, end: number, into: Obj): void {
+  let key = ''
+  let value: any
+  while (pos < end) {
+    const tag = rVarint()
+    if (tag === 0x0a) {
+      key = rString(rLen(end))
+    } else if (tag >>> 3 === 2) {
+      const wire = tag & 7
+      if (wire !== WIRE_OF_KIND[f.valueKind]) wrongWire(m, f, wire)
+      if (f.valueKind === MSG) {
+        const len = rLen(end)
+        const e = pos + len
+        value = decMessageValue(f.valueMsg!, e)
+        pos = e
+      } else {
+        value = rScalar(f.valueKind, end)
+      }
+    } else {
+      skip(tag & 7, end)
+    }
+    if (pos > end) truncated()
+  }
+  if (pos !== end) truncated()
+  if (value === undefined) value = zeroValue(f.valueKind, f.valueMsg)
+  if (key === '__proto__') Object.defineProperty(into, key, { value, enumerable: true, writable: true, configurable: true })
+  else into[key] = value
+}
+
+function zeroValue(kind: number, m: Msg | null): any {
+  switch (kind) {
+    case STRING: case BYTES: return ''
+    case BOOL: return false
+    case MSG: { const e = pos; return decMessageValue(m!, e) ?? null }
+    default: return 0
+  }
+}
+
+/** A message-typed value from pos to end in its JSON shape; undefined when JSON would have nothing (a zero time). */
+function decMessageValue(m: Msg, end: number): any {
+  switch (m.special) {
+    case S_NONE:
+      return decMessage(m, end, {})
+    case S_TIME: {
+      if (pos === end) return undefined
+      const t = decMessage(m, end, {})
+      return formatTime(t.seconds ?? 0)
+    }
+    case S_MICROTIME: {
+      if (pos === end) return undefined
+      const t = decMessage(m, end, {})
+      return formatMicroTime(t.seconds ?? 0, t.nanos ?? 0)
+    }
+    case S_QUANTITY: {
+      const q = decMessage(m, end, {})
+      return q.string || '0'
+    }
+    case S_INTORSTRING: {
+      const v = decMessage(m, end, {})
+      return v.type === 1 ? v.strVal ?? '' : v.intVal ?? 0
+    }
+    case S_RAWEXTENSION:
+    case S_FIELDSV1:
+    case S_JSON:
+      return decRawJson(m, end)
+    case S_PROPS_OR_ARRAY: {
+      const v = decMessage(m, end, {})
+      return v.items?.length ? v.items : v.schema
+    }
+    case S_PROPS_OR_BOOL: {
+      const v = decMessage(m, end, {})
+      return v.schema ?? v.allows === true
+    }
+    case S_PROPS_OR_STRINGS: {
+      const v = decMessage(m, end, {})
+      return v.items?.length ? v.items : v.schema
+    }
+    case S_STRINGLIST: {
+      const v = decMessage(m, end, {})
+      return v.items ?? []
+    }
+  }
+  return undefined
+}
+
+/** RawExtension, FieldsV1 and apiextensions JSON: field 1 holds JSON (or, in a RawExtension, an enveloped object). */
+function decRawJson(m: Msg, end: number): any {
+  let start = -1
+  let len = 0
+  while (pos < end) {
+    const tag = rVarint()
+    if (tag === 0x0a) {
+      len = rLen(end)
+      start = pos
+      pos += len
+    } else {
+      skip(tag & 7, end)
+    }
+  }
+  if (pos !== end) truncated()
+  if (start < 0 || len === 0) return m.special === S_JSON ? null : undefined
+  if (len >= 4 && b[start] === MAGIC[0] && b[start + 1] === MAGIC[1] && b[start + 2] === MAGIC[2] && b[start + 3] === MAGIC[3]) {
+    return decodeObject(b.subarray(start, start + len))
+  }
+  try {
+    return JSON.parse(b.toString('utf8', start, start + len))
+  } catch {
+    throw new Error(`protobuf: malformed body: ${m.name} does not hold JSON`)
+  }
+}
+
+/**
+ * A protobuf body (`k8s\0` + runtime.Unknown) -> the object in its JSON shape. The envelope's apiVersion and kind
+ * pick the message (`<x>.k8s.io` is read as our `<x>.orch.io`); `expected` fills them in when the envelope has none
+ * and must agree with them when it has.
+ */
+export function decodeObject(body: Uint8Array, expected?: { apiVersion: string; kind: string }): Record<string, any> {
+  const savedB = b
+  const savedPos = pos
+  try {
+    return decodeEnvelope(body, expected)
+  } finally {
+    b = savedB
+    pos = savedPos
+  }
+}
+
+function decodeEnvelope(body: Uint8Array, expected?: { apiVersion: string; kind: string }): Obj {
+  if (body.length < 4 || body[0] !== MAGIC[0] || body[1] !== MAGIC[1] || body[2] !== MAGIC[2] || body[3] !== MAGIC[3]) {
+    throw new Error('protobuf: the body does not start with the protobuf envelope magic (6b 38 73 00)')
+  }
+  b = Buffer.isBuffer(body) ? body : Buffer.from(body.buffer, body.byteOffset, body.byteLength)
+  pos = 4
+  const end = b.length
+  let apiVersion = ''
+  let kind = ''
+  let contentEncoding = ''
+  let rawStart = -1
+  let rawEnd = -1
+  while (pos < end) {
+    const tag = rVarint()
+    switch (tag) {
+      case 0x0a: { // typeMeta
+        const len = rLen(end)
+        const e = pos + len
+        while (pos < e) {
+          const t = rVarint()
+          if (t === 0x0a) apiVersion = rString(rLen(e))
+          else if (t === 0x12) kind = rString(rLen(e))
+          else skip(t & 7, e)
+        }
+        if (pos !== e) truncated()
+        break
+      }
+      case 0x12: { // raw
+        const len = rLen(end)
+        rawStart = pos
+        rawEnd = pos + len
+        pos = rawEnd
+        break
+      }
+      case 0x1a: contentEncoding = rString(rLen(end)); break
+      case 0x22: rString(rLen(end)); break // contentType: always the protobuf media type here
+      default: skip(tag & 7, end)
+    }
+    if (pos > end) truncated()
+  }
+  if (contentEncoding !== '') throw new Error(`protobuf: content encoding ${JSON.stringify(contentEncoding)} is not supported`)
+  if (expected) {
+    if (kind === '') kind = expected.kind
+    if (apiVersion === '') apiVersion = expected.apiVersion
+    if (kind !== expected.kind) throw new Error(`protobuf: the body holds a ${kind}, expected a ${expected.kind}`)
+    if (!anyVersionKinds.has(kind) && toOrchApiVersion(apiVersion) !== toOrchApiVersion(expected.apiVersion)) {
+      throw new Error(`protobuf: the body holds ${apiVersion} ${kind}, expected ${expected.apiVersion}`)
+    }
+  }
+  apiVersion = toOrchApiVersion(apiVersion)
+  const m = messageFor(apiVersion, kind)
+  const o: Obj = { apiVersion, kind }
+  if (rawStart >= 0) {
+    pos = rawStart
+    decMessage(m, rawEnd, o)
+  }
+  if (kind.endsWith('List') && o.items === undefined && m.byNo[2]?.json === 'items') o.items = []
+  return o
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Times: meta.v1.Time is whole seconds (`2006-01-02T15:04:05Z`), MicroTime keeps microseconds (`….000000Z`).
+
+let lastSeconds = NaN
+let lastTime = ''
+
+function formatTime(seconds: number): string {
+  if (seconds === lastSeconds) return lastTime
+  const iso = new Date(seconds * 1000).toISOString()
+  lastSeconds = seconds
+  lastTime = iso.slice(0, iso.length - 5) + 'Z'
+  return lastTime
+}
+
+function formatMicroTime(seconds: number, nanos: number): string {
+  const iso = new Date(seconds * 1000).toISOString()
+  const micros = Math.floor(nanos / 1000)
+  return `${iso.slice(0, iso.length - 5)}.${String(micros).padStart(6, '0')}Z`
+}
+
+const TIME_RE = /^(\d{4}-\d\d-\d\d[Tt ]\d\d:\d\d:\d\d)(?:\.(\d{1,9}))?([Zz]|[+-]\d\d:\d\d)$/
+
+/** Milliseconds since the epoch of an RFC 3339 time (NaN when it is not one). */
+function parseTime(s: string): number {
+  if (!TIME_RE.test(s)) return NaN
+  return Date.parse(s)
+}
+
+let parsedSeconds = 0
+let parsedNanos = 0
+
+function parseMicroTime(s: string): boolean {
+  const m = TIME_RE.exec(s)
+  if (!m) return false
+  const ms = Date.parse(m[1] + m[3])
+  if (Number.isNaN(ms)) return false
+  parsedSeconds = Math.floor(ms / 1000)
+  parsedNanos = m[2] ? Number(m[2].padEnd(9, '0')) : 0
+  return true
+}

@@ -1,0 +1,107 @@
+// Smoke run of every bench scenario through the real CLI (dist/bench/run.js --smoke): each exits 0 and prints a JSON
+// report with the expected keys. No timing assertions: the figures of a smoke run mean nothing.
+import t from 'tap'
+import { spawn } from 'node:child_process'
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { root } from '../helpers/server.js'
+import { findEtcd } from '../../bench/lib/etcd.js'
+
+const runJs = join(root, 'dist/bench/run.js')
+const etcd = findEtcd() !== undefined
+const tmp = mkdtempSync(join(tmpdir(), 'orch-bench-smoke-'))
+t.teardown(() => rmSync(tmp, { recursive: true, force: true }))
+
+interface Case { scenario: string; args: string[] }
+
+const cases: Case[] = [
+  { scenario: 'create', args: ['--peer', etcd ? 'etcd,uws-hello' : 'uws-hello', '--html', join(tmp, 'create.html')] },
+  { scenario: 'get', args: ['--peer', 'uws-hello'] },
+  { scenario: 'list', args: etcd ? ['--peer', 'etcd'] : [] },
+  { scenario: 'update', args: [] },
+  { scenario: 'watch-fanout', args: [] },
+  { scenario: 'mixed', args: [] },
+  { scenario: 'startup', args: [] },
+  { scenario: 'memory', args: [] },
+]
+
+interface Outcome { code: number | null; stdout: string; stderr: string }
+
+function run(c: Case): Promise<Outcome> {
+  return new Promise((resolve) => {
+    const p = spawn(process.execPath, [runJs, c.scenario, '--smoke', '--no-progress', '--json', join(tmp, `${c.scenario}.json`), ...c.args], { stdio: ['ignore', 'pipe', 'pipe'] })
+    let stdout = ''
+    let stderr = ''
+    p.stdout.on('data', (d) => { stdout += d })
+    p.stderr.on('data', (d) => { stderr += d })
+    const timer = setTimeout(() => p.kill('SIGKILL'), 120_000)
+    p.on('close', (code) => { clearTimeout(timer); resolve({ code, stdout, stderr }) })
+  })
+}
+
+// two at a time: most of a smoke run is server start-up, which leaves a core idle
+const outcomes = new Map<string, Promise<Outcome>>()
+{
+  const queue = [...cases]
+  const lane = async () => {
+    for (let c = queue.shift(); c; c = queue.shift()) {
+      const cur = c
+      const p = run(cur)
+      outcomes.set(cur.scenario, p)
+      await p
+    }
+  }
+  const lanes = Promise.all([lane(), lane()])
+  t.teardown(() => lanes)
+}
+
+const waitFor = async (scenario: string): Promise<Outcome> => {
+  while (!outcomes.has(scenario)) await new Promise((r) => setTimeout(r, 20))
+  return outcomes.get(scenario)!
+}
+
+for (const c of cases) {
+  t.test(`bench ${c.scenario} --smoke`, async (t) => {
+    const o = await waitFor(c.scenario)
+    t.equal(o.code, 0, `exit code (stderr: ${o.stderr.slice(-2000)})`)
+    const last = o.stdout.trim().split('\n').pop() ?? ''
+    let report: any
+    t.doesNotThrow(() => { report = JSON.parse(last) }, 'the last line of stdout is the JSON report')
+    if (!report) return
+    t.equal(report.scenario, c.scenario)
+    for (const k of ['date', 'machine', 'settings', 'rows', 'ratios', 'notes']) t.ok(k in report, `report has ${k}`)
+    t.equal(report.settings.smoke.value, true)
+    t.ok(report.rows.length > 0, 'at least one row')
+    for (const row of report.rows) {
+      for (const k of ['target', 'name', 'ops', 'rate', 'unit', 'errors']) t.ok(k in row, `row ${row.name} has ${k}`)
+    }
+    const file = JSON.parse(readFileSync(join(tmp, `${c.scenario}.json`), 'utf8'))
+    t.same(file.rows.map((r: any) => r.name), report.rows.map((r: any) => r.name), '--json wrote the same report')
+    t.match(o.stdout, /^target\s+operation/m, 'the readable table was printed')
+    if (c.args.includes('--peer')) {
+      const peers = c.args[c.args.indexOf('--peer') + 1].split(',')
+      for (const p of peers) t.ok(report.rows.some((r: any) => r.target === p), `a row for the ${p} peer`)
+      t.ok(report.ratios.length > 0, 'ratios against the peer')
+    }
+    if (c.scenario === 'create') {
+      t.ok(report.rows.some((r: any) => r.stageTimings?.length > 0), 'per-stage timings read from the access log (log level info)')
+      const html = readFileSync(join(tmp, 'create.html'), 'utf8')
+      t.match(html, /<svg/, '--html wrote a page with SVG charts')
+      t.notMatch(html, /<script|<link|https?:\/\/(?!www\.w3\.org\/2000\/svg)/, 'the page loads nothing from outside')
+    }
+  })
+}
+
+t.test('unknown scenario and unknown option exit 2 with a message', async (t) => {
+  const a = await run({ scenario: 'nope', args: [] })
+  t.equal(a.code, 2)
+  t.match(a.stderr, /unknown scenario/)
+  const b = await run({ scenario: 'get', args: ['--bogus', '1'] })
+  t.equal(b.code, 2)
+  t.match(b.stderr, /unknown option --bogus/)
+})
+
+t.test('the CLI exists once built', async (t) => {
+  t.ok(existsSync(runJs))
+})
