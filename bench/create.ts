@@ -42,7 +42,7 @@ export const create: Scenario = {
     const ratios = []
     if (ctx.peers.includes('etcd')) {
       const etcd = await startEtcd(ctx.tmp)
-      const clients = Array.from({ length: ctx.int('peer-conns') }, () => new EtcdClient(etcd.endpoint))
+      const clients = Array.from({ length: ctx.peerConns }, () => new EtcdClient(etcd.endpoint))
       try {
         const prefix = `c-${run}-etcd-`
         const value = storedConfigMapBody(size, prefix.length + DIGITS)
@@ -53,7 +53,7 @@ export const create: Scenario = {
           return 'ok'
         })
         const valueBytes = value.body(seqName(prefix, 0, DIGITS)).length
-        const etcdRow = loadRow('etcd', `put (${etcd.version}, ${ctx.int('peer-conns')} gRPC conns)`, 'req/s', r, w, { details: { valueBytes } })
+        const etcdRow = loadRow('etcd', `put (${etcd.version}, ${ctx.peerConns} gRPC conns)`, 'req/s', r, w, { details: { valueBytes } })
         rows.push(etcdRow)
         ratios.push(ratio('create throughput vs etcd put', ours.rate, etcdRow.rate, 2.5))
         ratios.push(ratio('create p99 vs etcd put p99', ours.latency!.p99, etcdRow.latency!.p99, 1, true))

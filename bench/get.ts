@@ -62,7 +62,7 @@ export const get: Scenario = {
     }
     if (ctx.peers.includes('etcd')) {
       const etcd = await startEtcd(ctx.tmp)
-      const clients = Array.from({ length: ctx.int('peer-conns') }, () => new EtcdClient(etcd.endpoint))
+      const clients = Array.from({ length: ctx.peerConns }, () => new EtcdClient(etcd.endpoint))
       try {
         const value = storedConfigMapBody(size, prefix.length + DIGITS)
         const keys = Array.from({ length: N }, (_, i) => Buffer.from(ETCD_PREFIX + seqName(prefix, i, DIGITS)))
@@ -75,7 +75,7 @@ export const get: Scenario = {
           const res = await c.range(keys[Math.floor(Math.random() * N)])
           return res.count === 1 ? 'ok' : 'not found'
         })
-        const row = loadRow('etcd', `get (${etcd.version}, linearizable, ${ctx.int('peer-conns')} gRPC conns)`, 'req/s', r, w)
+        const row = loadRow('etcd', `get (${etcd.version}, linearizable, ${ctx.peerConns} gRPC conns)`, 'req/s', r, w)
         rows.push(row)
         ratios.push(ratio('get throughput vs etcd get', ours.rate, row.rate))
       } finally {

@@ -67,7 +67,7 @@ export const list: Scenario = {
     }
     if (ctx.peers.includes('etcd')) {
       const etcd = await startEtcd(ctx.tmp)
-      const clients = Array.from({ length: ctx.int('peer-conns') }, () => new EtcdClient(etcd.endpoint))
+      const clients = Array.from({ length: ctx.peerConns }, () => new EtcdClient(etcd.endpoint))
       try {
         const value = storedConfigMapBody(size, PREFIX.length + DIGITS)
         let next = 0
@@ -95,7 +95,7 @@ export const list: Scenario = {
           }
           return res.count > 0 ? 'ok' : 'empty page'
         })
-        const row = loadRow('etcd', `range page of ${pageSize} (${etcd.version}, ${ctx.int('peer-conns')} gRPC conns)`, 'pages/s', r, w)
+        const row = loadRow('etcd', `range page of ${pageSize} (${etcd.version}, ${ctx.peerConns} gRPC conns)`, 'pages/s', r, w)
         rows.push(row)
         ratios.push(ratio('list pages/s vs etcd range pages/s', rows[0].rate, row.rate, 10))
         // full range, unpaged

@@ -15,6 +15,7 @@ async function main(): Promise<void> {
     throw err
   }
   const log = pino({ level: options.logLevel, redact: ['authorization', 'token'] })
+  for (const w of options.featureGateWarnings) log.warn(w)
   try {
     const server = await start(options, log)
     const urls = [server.httpsPort ? `https://${options.bindAddress}:${server.httpsPort}` : '', server.httpPort ? `http://${options.bindAddress}:${server.httpPort}` : ''].filter(Boolean)

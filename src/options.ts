@@ -1,5 +1,6 @@
 // The Options type, its defaults, the flag table and resolveOptions (flag parsing and validation).
 import os from 'node:os'
+import { parseFeatureGates, FeatureGateError, type FeatureGates } from './machinery/feature-gates.js'
 
 export interface Options {
   bindAddress: string
@@ -21,6 +22,9 @@ export interface Options {
   watchHistory: number
   minRequestTimeout: number
   logLevel: string
+  featureGates: FeatureGates
+  /** warnings of --feature-gates (deprecated or GA gates), logged at start */
+  featureGateWarnings: string[]
 }
 
 const cores = os.availableParallelism()
@@ -45,9 +49,11 @@ export const defaultOptions: Readonly<Options> = Object.freeze({
   watchHistory: 5 * 60 * 1000,
   minRequestTimeout: 1800,
   logLevel: 'info',
+  featureGates: parseFeatureGates('').gates,
+  featureGateWarnings: [],
 })
 
-type FlagType = 'string' | 'port' | 'int' | 'bool' | 'duration' | 'list' | 'address'
+type FlagType = 'string' | 'port' | 'int' | 'bool' | 'duration' | 'list' | 'address' | 'gates'
 
 interface Flag { option: keyof Options; type: FlagType; help: string; min?: number; values?: string[] }
 
@@ -70,6 +76,7 @@ export const flags: Record<string, Flag> = {
   'shutdown-delay-duration': { option: 'shutdownDelayDuration', type: 'duration', help: 'time /readyz answers 503 before the listeners close' },
   'watch-history': { option: 'watchHistory', type: 'duration', help: 'how long watch events are kept for resuming watches' },
   'min-request-timeout': { option: 'minRequestTimeout', type: 'int', min: 1, help: 'watch timeout lower bound in seconds (randomized up to twice this)' },
+  'feature-gates': { option: 'featureGates', type: 'gates', help: 'Name=true|false pairs, comma-separated (APIResponseCompression, CBORServingAndStorage, ...)' },
   'log-level': { option: 'logLevel', type: 'string', values: ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'], help: 'pino log level' },
 }
 
@@ -119,6 +126,12 @@ function parseValue(name: string, flag: Flag, raw: string): unknown {
     case 'duration': {
       try { return parseDuration(raw) } catch { throw bad('must be a duration such as 30s or 5m') }
     }
+    case 'gates': {
+      try { return parseFeatureGates(raw) } catch (err) {
+        if (err instanceof FeatureGateError) throw bad(err.message)
+        throw err
+      }
+    }
     case 'list': {
       const items = raw.split(',').map((s) => s.trim()).filter(Boolean)
       if (items.length === 0) throw bad('must not be empty')
@@ -129,7 +142,7 @@ function parseValue(name: string, flag: Flag, raw: string): unknown {
 }
 
 export function resolveOptions(argv: string[]): Options {
-  const opts: Options = { ...defaultOptions, authorizationMode: [...defaultOptions.authorizationMode] }
+  const opts: Options = { ...defaultOptions, authorizationMode: [...defaultOptions.authorizationMode], featureGates: { ...defaultOptions.featureGates }, featureGateWarnings: [] }
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]
     if (!arg.startsWith('--')) throw new OptionsError(`unexpected argument "${arg}"`)
@@ -144,7 +157,14 @@ export function resolveOptions(argv: string[]): Options {
       else if (i + 1 < argv.length) value = argv[++i]
       else throw new OptionsError(`flag needs an argument: --${name}`)
     }
-    ;(opts as any)[flag.option] = parseValue(name, flag, value)
+    const parsed = parseValue(name, flag, value)
+    if (flag.type === 'gates') {
+      const g = parsed as ReturnType<typeof parseFeatureGates>
+      opts.featureGates = g.gates
+      opts.featureGateWarnings = g.warnings
+    } else {
+      ;(opts as any)[flag.option] = parsed
+    }
   }
   if ((opts.tlsCertFile === '') !== (opts.tlsPrivateKeyFile === '')) {
     throw new OptionsError('flags --tls-cert-file and --tls-private-key-file must be given together')

@@ -349,6 +349,7 @@ class Entry {
   readonly arrivalTime: number
   arrivalR: number
   startTime = 0
+  decidedAt = 0
   queue: Queue | null = null
   state: RequestState = 'waiting'
   reason: RejectReason | undefined = undefined
@@ -570,7 +571,7 @@ export class QueueSet {
   statusOf(req: FlowRequest): RequestStatus | undefined {
     const e = this.#entries.get(req)
     if (e === undefined) return undefined
-    const s: RequestStatus = { state: e.state, seats: e.seats, waitedMs: (e.state === 'waiting' ? this.#clock.now() : e.startTime) - e.arrivalTime }
+    const s: RequestStatus = { state: e.state, seats: e.seats, waitedMs: (e.state === 'waiting' ? this.#clock.now() : e.decidedAt) - e.arrivalTime }
     if (e.reason !== undefined) s.reason = e.reason
     if (e.queue !== null) s.queue = e.queue.index
     return s
@@ -783,6 +784,7 @@ export class QueueSet {
 
   #decide(e: Entry, decision: Decision, reason: RejectReason | undefined, now: number): void {
     if (e.timer !== undefined) { this.#clock.clearTimer(e.timer); e.timer = undefined }
+    e.decidedAt = now
     const waitedSeconds = Math.max(0, now - e.arrivalTime) / 1000
     if (decision === 'dispatched') {
       e.counters.dispatched++

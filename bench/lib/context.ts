@@ -26,6 +26,8 @@ export class Ctx {
   get warmupMs(): number { return this.num('warmup') * 1000 }
   get durationMs(): number { return this.num('duration') * 1000 }
   get peers(): string[] { return this.list('peer') }
+  /** gRPC connections to etcd: --peer-conns, or one per --connections */
+  get peerConns(): number { return this.int('peer-conns') || this.int('connections') }
 
   /** Log levels to run the server with; a remote server runs with whatever it was started with. */
   get logLevels(): string[] {

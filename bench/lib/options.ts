@@ -28,7 +28,7 @@ export const OPTIONS: Record<string, OptionSpec> = {
   'pod-update-interval': { type: 'number', default: 30, smoke: 0.5, help: 'seconds between status updates of one pod' },
   repeat: { type: 'int', default: 3, smoke: 1, help: 'restarts to time' },
   peer: { type: 'list', default: [], help: 'also measure a peer in the same run: etcd (Debian etcd-server), uws-hello (bare uWS, the HTTP ceiling)' },
-  'peer-conns': { type: 'int', default: 8, smoke: 2, help: 'gRPC connections to etcd (the in-flight operations are --connections)' },
+  'peer-conns': { type: 'int', default: 0, smoke: 2, help: 'gRPC connections to etcd, each its own HTTP/2 connection (0 = as many as --connections); the in-flight operations are --connections' },
   client: { type: 'string', default: 'raw', help: 'HTTP client of the load generator: raw (lean net.Socket client) or undici' },
   port: { type: 'int', default: 0, help: 'plain HTTP port of the server started on 127.0.0.1 (0 = a free one)' },
   url: { type: 'string', default: '', help: 'target a running server (plain http on loopback) instead of starting one' },

@@ -4,7 +4,8 @@ import { createRequire } from 'node:module'
 import { pino } from 'pino'
 import type { HttpRequest, HttpResponse, TemplatedApp, us_listen_socket } from 'uWebSockets.js'
 import { entityTooLarge, BODY_LIMIT } from '../machinery/errors.js'
-import { RequestContext } from '../pipeline/context.js'
+import { gzipSync } from 'node:zlib'
+import { RequestContext, type Response } from '../pipeline/context.js'
 import { handle } from '../pipeline/index.js'
 import { parseRequestInfo } from './request-info.js'
 import { writeResponse, errorResponse } from './respond.js'
@@ -24,6 +25,17 @@ function loadUws(): typeof import('uWebSockets.js') {
 
 const uws = loadUws()
 const { store, authz } = setupPipeline(data, log, ({ registry, store }) => buildRouter({ registry, store, data, log }))
+
+const compress = data.options.featureGates.APIResponseCompression
+/** Upstream compresses get and list answers from this size on, at gzip level 1. */
+const GZIP_THRESHOLD = 128 * 1024
+
+function maybeGzip(ctx: RequestContext, r: Response): void {
+  const size = typeof r.body === 'string' ? Buffer.byteLength(r.body) : r.body.length
+  if (size < GZIP_THRESHOLD || !/\bgzip\b/i.test(ctx.headers['accept-encoding'] ?? '')) return
+  r.body = gzipSync(r.body, { level: 1 })
+  r.headers = [...r.headers, ['Content-Encoding', 'gzip'], ['Vary', 'Accept-Encoding']]
+}
 
 let nextReq = 0
 const HAS_BODY = new Set(['POST', 'PUT', 'PATCH', 'DELETE'])
@@ -81,6 +93,7 @@ async function run(res: HttpResponse, ctx: RequestContext): Promise<void> {
     const r = await handle(ctx)
     if (ctx.aborted) return
     if (r.stream) { r.stream(res, ctx); return }
+    if (compress && (ctx.info.verb === 'get' || ctx.info.verb === 'list')) maybeGzip(ctx, r)
     writeResponse(res, r, ctx.method === 'HEAD')
     accessLog(ctx, r.status)
   } catch (err) {
