@@ -57,6 +57,10 @@ async function main(argv: string[]): Promise<number> {
     process.stderr.write(`bench ${scenario.name}: restarts the server, so it cannot run against --url\n`)
     return 2
   }
+  if (values.client === 'wrk' && !scenario.wrk) {
+    process.stderr.write(`bench ${scenario.name}: --client wrk is for the get scenario only\n`)
+    return 2
+  }
   const tmp = benchTmp()
   const progress = new Progress(values.progress as boolean)
   const ctx = new Ctx(values, tmp, progress)

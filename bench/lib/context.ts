@@ -47,7 +47,9 @@ export class Ctx {
 
   connections(url: string, n: number): HttpConnection[] {
     const target = parseTarget(url)
-    return Array.from({ length: n }, () => connect(this.str('client') as ClientKind, target))
+    // wrk drives only the measured GETs of the get scenario: everything else goes through our own client
+    const kind: ClientKind = this.str('client') === 'undici' ? 'undici' : 'raw'
+    return Array.from({ length: n }, () => connect(kind, target))
   }
 }
 
@@ -65,6 +67,8 @@ export interface Scenario {
   smokeDefaults?: Record<string, unknown>
   /** the scenario cannot run against --url (it restarts the server) */
   needsOwnServer?: boolean
+  /** the scenario can measure with --client wrk */
+  wrk?: boolean
   run(ctx: Ctx): Promise<ScenarioResult>
 }
 

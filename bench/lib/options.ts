@@ -29,7 +29,7 @@ export const OPTIONS: Record<string, OptionSpec> = {
   repeat: { type: 'int', default: 3, smoke: 1, help: 'restarts to time' },
   peer: { type: 'list', default: [], help: 'also measure a peer in the same run: etcd (Debian etcd-server), uws-hello (bare uWS, the HTTP ceiling)' },
   'peer-conns': { type: 'int', default: 0, smoke: 2, help: 'gRPC connections to etcd, each its own HTTP/2 connection (0 = as many as --connections); the in-flight operations are --connections' },
-  client: { type: 'string', default: 'raw', help: 'HTTP client of the load generator: raw (lean net.Socket client) or undici' },
+  client: { type: 'string', default: 'raw', help: 'HTTP client of the load generator: raw (lean net.Socket client), undici, or wrk (get only; Debian\'s wrk)' },
   port: { type: 'int', default: 0, help: 'plain HTTP port of the server started on 127.0.0.1 (0 = a free one)' },
   url: { type: 'string', default: '', help: 'target a running server (plain http on loopback) instead of starting one' },
   frontends: { type: 'int', default: 0, help: 'server --frontends (0 = the server\'s default)' },
@@ -115,7 +115,7 @@ export function resolve(argv: string[], names: string[], defaults: Record<string
     else values[n] = spec.default
   }
   const client = values.client as string
-  if (client !== 'raw' && client !== 'undici') throw new BenchOptionsError(`--client: "${client}" is not raw or undici`)
+  if (client !== 'raw' && client !== 'undici' && client !== 'wrk') throw new BenchOptionsError(`--client: "${client}" is not raw, undici or wrk`)
   for (const p of (values.peer as string[] | undefined) ?? []) {
     if (p !== 'etcd' && p !== 'uws-hello') throw new BenchOptionsError(`--peer: "${p}" is not etcd or uws-hello`)
   }

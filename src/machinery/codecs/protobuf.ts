@@ -87,6 +87,9 @@ class Msg {
   readonly name: string
   readonly special: number
   fields: Field[] = []
+  /** Fields by JSON name (inlined structs excluded). */
+  byJson = new Map<string, Field>()
+  hasInline = false
   /** Fields by number (holes where a number is not used). */
   byNo: (Field | undefined)[] = []
   constructor(name: string, special: number) {
@@ -128,6 +131,8 @@ for (const [name, m] of Object.entries(table.messages)) {
     }
     msg.fields.push(f)
     msg.byNo[no] = f
+    if (f.inline) msg.hasInline = true
+    else msg.byJson.set(f.json, f)
   }
 }
 const kinds = new Map<string, Msg>(Object.entries(table.kinds).map(([k, v]) => [k, messages.get(v)!]))
@@ -347,10 +352,10 @@ function encMessageValue(m: Msg, json: string, v: any): void {
       encMessage(m, v)
       return
     case S_TIME: {
-      const ms = typeof v === 'string' ? parseTime(v) : NaN
-      if (Number.isNaN(ms)) fail(m, json, `expected an RFC 3339 time, got ${JSON.stringify(v)}`)
+      const seconds = typeof v === 'string' ? parseTime(v) : NaN
+      if (Number.isNaN(seconds)) fail(m, json, `expected an RFC 3339 time, got ${JSON.stringify(v)}`)
       wTag(0x08)
-      wInt(Math.floor(ms / 1000))
+      wInt(seconds)
       return
     }
     case S_MICROTIME: {
@@ -409,43 +414,58 @@ function encMessageValue(m: Msg, json: string, v: any): void {
 }
 
 function encMessage(m: Msg, o: Obj): void {
-  const fields = m.fields
-  for (let i = 0; i < fields.length; i++) {
-    const f = fields[i]
-    if (f.inline) {
-      wTag(f.tag)
-      const at = beginLen()
-      encMessage(f.msg!, o)
-      endLen(at)
-      continue
-    }
-    const v = o[f.json]
-    if (v === undefined || v === null) continue
-    if (f.repeated) {
-      if (!Array.isArray(v)) fail(m, f.json, `expected an array, got ${typeof v}`)
-      for (let j = 0; j < v.length; j++) {
-        const x = v[j]
-        if (x === null || x === undefined) encNull(f)
-        else encValue(m, f.json, f.kind, f.msg, f.tag, KEEP, x)
-      }
-    } else if (f.kind === MAP) {
-      if (!isObject(v)) fail(m, f.json, `expected an object, got ${Array.isArray(v) ? 'an array' : typeof v}`)
-      const keys = Object.keys(v)
-      if (keys.length > 1) keys.sort()
-      const vtag = f.valueKind === MSG ? 0x12 : 0x10 | WIRE_OF_KIND[f.valueKind]
-      for (let j = 0; j < keys.length; j++) {
-        const x = v[keys[j]]
-        if (x === undefined) continue
+  if (m.hasInline) {
+    // Field order: the inlined struct's properties sit in the same object.
+    const fields = m.fields
+    for (let i = 0; i < fields.length; i++) {
+      const f = fields[i]
+      if (f.inline) {
         wTag(f.tag)
         const at = beginLen()
-        wTag(0x0a)
-        wString(keys[j])
-        if (x !== null) encValue(m, f.json, f.valueKind, f.valueMsg, vtag, KEEP, x)
+        encMessage(f.msg!, o)
         endLen(at)
+      } else {
+        const v = o[f.json]
+        if (v !== undefined && v !== null) encField(m, f, v)
       }
-    } else {
-      encValue(m, f.json, f.kind, f.msg, f.tag, f.presence, v)
     }
+    return
+  }
+  // Key order: cheaper than probing every field of wide messages (PodSpec, Container) for the few that are set.
+  const byJson = m.byJson
+  for (const k in o) {
+    const f = byJson.get(k)
+    if (f === undefined) continue
+    const v = o[k]
+    if (v !== undefined && v !== null) encField(m, f, v)
+  }
+}
+
+function encField(m: Msg, f: Field, v: any): void {
+  if (f.repeated) {
+    if (!Array.isArray(v)) fail(m, f.json, `expected an array, got ${typeof v}`)
+    for (let j = 0; j < v.length; j++) {
+      const x = v[j]
+      if (x === null || x === undefined) encNull(f)
+      else encValue(m, f.json, f.kind, f.msg, f.tag, KEEP, x)
+    }
+  } else if (f.kind === MAP) {
+    if (!isObject(v)) fail(m, f.json, `expected an object, got ${Array.isArray(v) ? 'an array' : typeof v}`)
+    const keys = Object.keys(v)
+    if (keys.length > 1) keys.sort()
+    const vtag = f.valueKind === MSG ? 0x12 : 0x10 | WIRE_OF_KIND[f.valueKind]
+    for (let j = 0; j < keys.length; j++) {
+      const x = v[keys[j]]
+      if (x === undefined) continue
+      wTag(f.tag)
+      const at = beginLen()
+      wTag(0x0a)
+      wString(keys[j])
+      if (x !== null) encValue(m, f.json, f.valueKind, f.valueMsg, vtag, KEEP, x)
+      endLen(at)
+    }
+  } else {
+    encValue(m, f.json, f.kind, f.msg, f.tag, f.presence, v)
   }
 }
 
@@ -736,23 +756,43 @@ function decMessageValue(m: Msg, end: number): any {
   switch (m.special) {
     case S_NONE:
       return decMessage(m, end, {})
-    case S_TIME: {
-      if (pos === end) return undefined
-      const t = decMessage(m, end, {})
-      return formatTime(t.seconds ?? 0)
-    }
+    case S_TIME:
     case S_MICROTIME: {
       if (pos === end) return undefined
-      const t = decMessage(m, end, {})
-      return formatMicroTime(t.seconds ?? 0, t.nanos ?? 0)
+      let seconds = 0
+      let nanos = 0
+      while (pos < end) {
+        const tag = rVarint()
+        if (tag === 0x08) seconds = rInt64()
+        else if (tag === 0x10) nanos = rVarint() | 0
+        else skip(tag & 7, end)
+      }
+      if (pos !== end) truncated()
+      return m.special === S_TIME ? formatTime(seconds) : formatMicroTime(seconds, nanos)
     }
     case S_QUANTITY: {
-      const q = decMessage(m, end, {})
-      return q.string || '0'
+      let q = ''
+      while (pos < end) {
+        const tag = rVarint()
+        if (tag === 0x0a) q = rString(rLen(end))
+        else skip(tag & 7, end)
+      }
+      if (pos !== end) truncated()
+      return q || '0'
     }
     case S_INTORSTRING: {
-      const v = decMessage(m, end, {})
-      return v.type === 1 ? v.strVal ?? '' : v.intVal ?? 0
+      let type = 0
+      let intVal = 0
+      let strVal = ''
+      while (pos < end) {
+        const tag = rVarint()
+        if (tag === 0x08) type = rInt64()
+        else if (tag === 0x10) intVal = rVarint() | 0
+        else if (tag === 0x1a) strVal = rString(rLen(end))
+        else skip(tag & 7, end)
+      }
+      if (pos !== end) truncated()
+      return type === 1 ? strVal : intVal
     }
     case S_RAWEXTENSION:
     case S_FIELDSV1:
@@ -883,29 +923,82 @@ function decodeEnvelope(body: Uint8Array, expected?: { apiVersion: string; kind:
 // ---------------------------------------------------------------------------------------------------------------
 // Times: meta.v1.Time is whole seconds (`2006-01-02T15:04:05Z`), MicroTime keeps microseconds (`….000000Z`).
 
+const DIGITS2: string[] = Array.from({ length: 100 }, (_, i) => String(i).padStart(2, '0'))
+
+/** `YYYY-MM-DDTHH:MM:SS` (UTC) of seconds since the epoch, for years 0000-9999 (calendar arithmetic, no Date). */
+function formatSeconds(seconds: number): string {
+  const days = Math.floor(seconds / 86400)
+  let rem = seconds - days * 86400
+  const hh = Math.floor(rem / 3600)
+  rem -= hh * 3600
+  const mm = Math.floor(rem / 60)
+  const ss = rem - mm * 60
+  // days -> civil date (H. Hinnant's algorithm).
+  const z = days + 719468
+  const era = Math.floor(z / 146097)
+  const doe = z - era * 146097
+  const yoe = Math.floor((doe - Math.floor(doe / 1460) + Math.floor(doe / 36524) - Math.floor(doe / 146096)) / 365)
+  const doy = doe - (365 * yoe + Math.floor(yoe / 4) - Math.floor(yoe / 100))
+  const mp = Math.floor((5 * doy + 2) / 153)
+  const d = doy - Math.floor((153 * mp + 2) / 5) + 1
+  const m = mp < 10 ? mp + 3 : mp - 9
+  const y = yoe + era * 400 + (m <= 2 ? 1 : 0)
+  if (y < 0 || y > 9999) {
+    const iso = new Date(seconds * 1000).toISOString()
+    return iso.slice(0, iso.length - 5)
+  }
+  return `${DIGITS2[Math.floor(y / 100)]}${DIGITS2[y % 100]}-${DIGITS2[m]}-${DIGITS2[d]}T${DIGITS2[hh]}:${DIGITS2[mm]}:${DIGITS2[ss]}`
+}
+
 let lastSeconds = NaN
 let lastTime = ''
 
 function formatTime(seconds: number): string {
-  if (seconds === lastSeconds) return lastTime
-  const iso = new Date(seconds * 1000).toISOString()
-  lastSeconds = seconds
-  lastTime = iso.slice(0, iso.length - 5) + 'Z'
+  if (seconds !== lastSeconds) {
+    lastTime = formatSeconds(seconds) + 'Z'
+    lastSeconds = seconds
+  }
   return lastTime
 }
 
 function formatMicroTime(seconds: number, nanos: number): string {
-  const iso = new Date(seconds * 1000).toISOString()
-  const micros = Math.floor(nanos / 1000)
-  return `${iso.slice(0, iso.length - 5)}.${String(micros).padStart(6, '0')}Z`
+  return `${formatSeconds(seconds)}.${String(Math.floor(nanos / 1000)).padStart(6, '0')}Z`
 }
 
-const TIME_RE = /^(\d{4}-\d\d-\d\d[Tt ]\d\d:\d\d:\d\d)(?:\.(\d{1,9}))?([Zz]|[+-]\d\d:\d\d)$/
+const TIME_RE = /^(\d{4}-\d\d-\d\d[Tt]\d\d:\d\d:\d\d)(?:\.(\d{1,9}))?([Zz]|[+-]\d\d:\d\d)$/
 
-/** Milliseconds since the epoch of an RFC 3339 time (NaN when it is not one). */
+function digit(s: string, i: number): number {
+  const c = s.charCodeAt(i) - 48
+  return c >= 0 && c <= 9 ? c : NaN
+}
+
+/** Seconds since the epoch of `YYYY-MM-DDTHH:MM:SS` at the start of s (NaN when it is not that). */
+function civilSeconds(s: string): number {
+  if (s.charCodeAt(4) !== 45 || s.charCodeAt(7) !== 45 || s.charCodeAt(13) !== 58 || s.charCodeAt(16) !== 58) return NaN
+  const t = s.charCodeAt(10)
+  if (t !== 84 && t !== 116) return NaN
+  let y = digit(s, 0) * 1000 + digit(s, 1) * 100 + digit(s, 2) * 10 + digit(s, 3)
+  const m = digit(s, 5) * 10 + digit(s, 6)
+  const d = digit(s, 8) * 10 + digit(s, 9)
+  const hh = digit(s, 11) * 10 + digit(s, 12)
+  const mm = digit(s, 14) * 10 + digit(s, 15)
+  const ss = digit(s, 17) * 10 + digit(s, 18)
+  if (!(m >= 1 && m <= 12 && d >= 1 && d <= 31 && hh <= 23 && mm <= 59 && ss <= 59)) return NaN
+  // civil date -> days (H. Hinnant's algorithm).
+  if (m <= 2) y -= 1
+  const era = Math.floor(y / 400)
+  const yoe = y - era * 400
+  const doy = Math.floor((153 * (m > 2 ? m - 3 : m + 9) + 2) / 5) + d - 1
+  const doe = yoe * 365 + Math.floor(yoe / 4) - Math.floor(yoe / 100) + doy
+  return (era * 146097 + doe - 719468) * 86400 + hh * 3600 + mm * 60 + ss
+}
+
+/** Seconds since the epoch of an RFC 3339 time, fractions dropped (NaN when it is not one). */
 function parseTime(s: string): number {
-  if (!TIME_RE.test(s)) return NaN
-  return Date.parse(s)
+  if (s.length === 20 && (s.charCodeAt(19) === 90 || s.charCodeAt(19) === 122)) return civilSeconds(s)
+  const m = TIME_RE.exec(s)
+  if (!m) return NaN
+  return Math.floor(Date.parse(m[1] + m[3]) / 1000)
 }
 
 let parsedSeconds = 0
@@ -914,9 +1007,9 @@ let parsedNanos = 0
 function parseMicroTime(s: string): boolean {
   const m = TIME_RE.exec(s)
   if (!m) return false
-  const ms = Date.parse(m[1] + m[3])
-  if (Number.isNaN(ms)) return false
-  parsedSeconds = Math.floor(ms / 1000)
+  const sec = m[3] === 'Z' || m[3] === 'z' ? civilSeconds(m[1]) : Math.floor(Date.parse(m[1] + m[3]) / 1000)
+  if (Number.isNaN(sec)) return false
+  parsedSeconds = sec
   parsedNanos = m[2] ? Number(m[2].padEnd(9, '0')) : 0
   return true
 }

@@ -1,0 +1,65 @@
+import t from 'tap'
+import { resolveOptions, OptionsError, parseDuration, defaultOptions } from '../src/options.js'
+
+t.test('defaults', async (t) => {
+  const o = resolveOptions([])
+  t.equal(o.bindAddress, '127.0.0.1')
+  t.equal(o.securePort, 6443)
+  t.equal(o.port, 0)
+  t.equal(o.maxRequestsInflight, 400)
+  t.equal(o.maxMutatingRequestsInflight, 200)
+  t.equal(o.watchHistory, 300_000)
+  t.same(o.authorizationMode, ['AlwaysAllow'])
+  t.equal(o.featureGates.APIResponseCompression, true)
+  t.equal(o.featureGates.CBORServingAndStorage, false)
+  t.equal(defaultOptions.dataDir, './.orch-data')
+})
+
+t.test('flags in both spellings', async (t) => {
+  const o = resolveOptions(['--port=8080', '--secure-port', '0', '--anonymous-auth=false', '--watch-history', '90s', '--authorization-mode', 'AlwaysDeny,AlwaysAllow'])
+  t.equal(o.port, 8080)
+  t.equal(o.securePort, 0)
+  t.equal(o.anonymousAuth, false)
+  t.equal(o.watchHistory, 90_000)
+  t.same(o.authorizationMode, ['AlwaysDeny', 'AlwaysAllow'])
+})
+
+t.test('errors name the flag', async (t) => {
+  const cases: Array<[string[], RegExp]> = [
+    [['--nope'], /unknown flag: --nope/],
+    [['--port', 'x'], /--port: must be a port number/],
+    [['--port', '70000'], /--port/],
+    [['--frontends', '0'], /--frontends: must be at least 1/],
+    [['--anonymous-auth=maybe'], /--anonymous-auth: must be true or false/],
+    [['--authorization-mode', 'Magic'], /--authorization-mode: unsupported value "Magic"/],
+    [['--shutdown-delay-duration', '5x'], /--shutdown-delay-duration: must be a duration/],
+    [['--feature-gates', 'Nope=true'], /--feature-gates: unrecognized feature gate: Nope/],
+    [['--feature-gates', 'APIResponseCompression=maybe'], /--feature-gates/],
+    [['--tls-cert-file', 'a.pem'], /--tls-cert-file and --tls-private-key-file must be given together/],
+    [['--secure-port', '0', '--port', '0'], /nothing to serve/],
+    [['stray'], /unexpected argument "stray"/],
+  ]
+  for (const [argv, re] of cases) {
+    let caught: unknown
+    try { resolveOptions(argv) } catch (err) { caught = err }
+    t.ok(caught instanceof OptionsError, `${argv.join(' ')} is an OptionsError`)
+    t.match((caught as Error | undefined)?.message ?? '', re, argv.join(' '))
+  }
+})
+
+t.test('feature gates', async (t) => {
+  const o = resolveOptions(['--feature-gates', 'APIResponseCompression=false,CBORServingAndStorage=true'])
+  t.equal(o.featureGates.APIResponseCompression, false)
+  t.equal(o.featureGates.CBORServingAndStorage, true)
+  const d = resolveOptions(['--feature-gates', 'DeclarativeValidation=false,DeclarativeValidationTakeover=true'])
+  t.equal(d.featureGates.DeclarativeValidationTakeover, false, 'disabling DeclarativeValidation disables the takeover')
+})
+
+t.test('durations', async (t) => {
+  t.equal(parseDuration('300ms'), 300)
+  t.equal(parseDuration('1m30s'), 90_000)
+  t.equal(parseDuration('2h'), 7_200_000)
+  t.equal(parseDuration('15'), 15_000)
+  t.throws(() => parseDuration('1d'))
+  t.throws(() => parseDuration(''))
+})
