@@ -18,7 +18,7 @@ export const mixed: Scenario = {
   name: 'mixed',
   summary: 'kubelet-like: lease renewals, pod status updates, per-node pod informers (LIST + WATCH by spec.nodeName)',
   options: ['connections', 'object-size', 'nodes', 'pods-per-node', 'lease-interval', 'pod-update-interval'],
-  defaults: { connections: 50, duration: 30, 'object-size': 1024 },
+  defaults: { connections: 1000, duration: 30, 'object-size': 1024 },
   smokeDefaults: { connections: 4, duration: 1.5 },
   async run(ctx: Ctx): Promise<ScenarioResult> {
     const N = Math.max(1, ctx.int('nodes'))
@@ -28,6 +28,7 @@ export const mixed: Scenario = {
     const nodeName = (i: number) => `mx-${run}-node-${i}`
     const srv = await ctx.startServer()
     const conns = ctx.connections(srv.url, Math.min(ctx.int('connections'), Math.max(1, N)))
+    // a kubelet has a connection of its own: one per node, up to --connections
     const connOf = (node: number): HttpConnection => conns[node % conns.length]
     const watchers: Watcher[] = []
     try {
@@ -83,12 +84,15 @@ export const mixed: Scenario = {
         watchers.push(w)
       }
       ctx.progress.note(`[mixed] starting ${N + 1} informers`)
+      const informersFrom = Date.now()
       await parallel(N, conns.length, (i) => informer(i))
       await informer(undefined)
+      const informersWindow: [number, number] = [informersFrom, Date.now()]
       if (ctx.warmupMs > 0) await new Promise((r) => setTimeout(r, ctx.warmupMs))
 
       // --- the measured window: lease renewals and pod status updates, paced ---
       srv.sampler?.start()
+      const measuredFrom = Date.now()
       const self = new SelfAndMachine()
       nodeTracker.begin()
       allTracker.begin()
@@ -112,7 +116,8 @@ export const mixed: Scenario = {
           ? paced({
             label: 'mixed pod status', rate: podRate, durationMs: ctx.durationMs, maxInFlight: Math.max(16, N), progress: ctx.progress,
             op: async (seq) => {
-              const k = seq % (N * P)
+              // round-robin over the nodes first, so that one node's pods are not updated in a burst
+              const k = (seq % N) * P + (Math.floor(seq / N) % P)
               const pod = pods[k]
               const key = `bench-${seq}`
               const status = {
@@ -138,10 +143,13 @@ export const mixed: Scenario = {
       }
       const server = srv.sampler?.stop()
       const cpu = self.stop()
+      const info = ctx.list('log-level')[0] === 'info'
+      const measuredTimings = info ? await srv.accessTimings([measuredFrom, Date.now()]) : undefined
+      const informerTimings = info ? await srv.accessTimings(informersWindow) : undefined
       const ended = watchers.filter((w) => w.ended).length
       const common = { server, loadgenCpuPct: cpu.loadgenCpuPct, machineBusyPct: cpu.machineBusyPct }
       const rows: Row[] = [
-        writeRow(`lease renew PUT (${N} nodes every ${ctx.num('lease-interval')} s)`, leaseRes, common),
+        { ...writeRow(`lease renew PUT (${N} nodes every ${ctx.num('lease-interval')} s)`, leaseRes, common), stageTimings: measuredTimings },
       ]
       if (podRes) rows.push(writeRow(`pod status PUT (${N * P} pods every ${ctx.num('pod-update-interval')} s)`, podRes, common))
       rows.push(deliveryRow(`pod status to node informer (${N} watches by spec.nodeName)`, nodeTracker, nodeExpected, watchErrors + ended, leaseRes.seconds, common))
@@ -153,7 +161,7 @@ export const mixed: Scenario = {
       rows.push(deliveryRow('pod status to cluster-wide pod informer', allTracker, nodeExpected, 0, leaseRes.seconds, common))
       rows.push({
         target: 'orch', name: `informer initial LIST (${N} by node, 1 cluster-wide)`, unit: 'lists', ops: listHist.count, seconds: 0, rate: listHist.count,
-        latency: summarize(listHist), errors: listErrors, distribution: distribution(listHist),
+        latency: summarize(listHist), errors: listErrors, distribution: distribution(listHist), stageTimings: informerTimings,
       })
       return { rows, ratios: [] }
     } finally {

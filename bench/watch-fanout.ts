@@ -111,6 +111,7 @@ async function runVariant(ctx: Ctx, srv: Server, variant: 'none' | 'node'): Prom
     const secs = writeResult.seconds
     const server = srv.sampler?.stop()
     const cpu = self.stop()
+    const stageTimings = ctx.list('log-level')[0] === 'info' ? await srv.accessTimings(writeResult.window) : undefined
     const ended = watchers.filter((w) => w.ended).length
     const missed = Math.max(0, expected - tracker.received)
     const label = variant === 'none' ? `${W} watchers, all ConfigMaps` : `${W} watchers, pods by spec.nodeName over ${nodes} nodes`
@@ -134,7 +135,7 @@ async function runVariant(ctx: Ctx, srv: Server, variant: 'none' | 'node'): Prom
       {
         target: 'orch', name: `POST during fan-out (${variant})`, unit: 'req/s', ops: writeResult.ops, seconds: writeResult.seconds,
         rate: writeResult.throughput, latency: writeResult.latency, errors: writeResult.errors, outcomes: writeResult.outcomes,
-        timeline: writeResult.timeline, distribution: writeResult.distribution,
+        timeline: writeResult.timeline, distribution: writeResult.distribution, stageTimings,
       },
     ]
   } finally {

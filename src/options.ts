@@ -23,6 +23,7 @@ export interface Options {
   minRequestTimeout: number
   logLevel: string
   featureGates: FeatureGates
+  upstreamAliases: boolean
   /** warnings of --feature-gates (deprecated or GA gates), logged at start */
   featureGateWarnings: string[]
 }
@@ -50,6 +51,7 @@ export const defaultOptions: Readonly<Options> = Object.freeze({
   minRequestTimeout: 1800,
   logLevel: 'info',
   featureGates: parseFeatureGates('').gates,
+  upstreamAliases: true,
   featureGateWarnings: [],
 })
 
@@ -76,6 +78,7 @@ export const flags: Record<string, Flag> = {
   'shutdown-delay-duration': { option: 'shutdownDelayDuration', type: 'duration', help: 'time /readyz answers 503 before the listeners close' },
   'watch-history': { option: 'watchHistory', type: 'duration', help: 'how long watch events are kept for resuming watches' },
   'min-request-timeout': { option: 'minRequestTimeout', type: 'int', min: 1, help: 'watch timeout lower bound in seconds (randomized up to twice this)' },
+  'upstream-aliases': { option: 'upstreamAliases', type: 'bool', help: 'serve /apis/<name>.k8s.io/... as the <name>.orch.io group, so typed stock clients work' },
   'feature-gates': { option: 'featureGates', type: 'gates', help: 'Name=true|false pairs, comma-separated (APIResponseCompression, CBORServingAndStorage, ...)' },
   'log-level': { option: 'logLevel', type: 'string', values: ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'], help: 'pino log level' },
 }

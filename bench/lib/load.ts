@@ -116,8 +116,9 @@ export async function closedLoop<C>(o: ClosedLoopOptions<C>): Promise<LoadResult
 
 function result(h: RecordableHistogram, ops: number, seconds: number, timeline: number[], errors: number, outcomes: Record<string, number>, window: [number, number]): LoadResult {
   for (let i = 0; i < timeline.length; i++) timeline[i] ??= 0
-  // the last bucket is usually a partial second: drop it from the timeline when it is short
-  if (timeline.length > Math.ceil(seconds)) timeline.length = Math.ceil(seconds)
+  // whole seconds only: the last bucket is usually a fraction of one, which would show as a dip
+  const whole = Math.max(1, Math.floor(seconds + 0.05))
+  if (timeline.length > whole) timeline.length = whole
   return {
     ops,
     seconds: Math.round(seconds * 1000) / 1000,

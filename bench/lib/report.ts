@@ -155,7 +155,7 @@ const esc = (s: string) => s.replace(/[&<>"]/g, (c) => ({ '&': '&amp;', '<': '&l
 function distributionSvg(rows: Row[]): string {
   const series = rows.filter((r) => r.distribution && r.distribution.length > 0)
   if (series.length === 0) return '<p>No latency distribution in this run.</p>'
-  const W = 760, H = 360, L = 60, R = 20, T = 20, B = 40
+  const W = 760, H = 360, L = 60, R = 40, T = 20, B = 40
   const xOf = (p: number) => Math.log10(1 / (1 - Math.min(p, 99.999) / 100))
   const all = series.flatMap((r) => r.distribution!.map(([, v]) => Math.max(v, 0.001)))
   const yMin = Math.floor(Math.log10(Math.min(...all)))
@@ -183,7 +183,7 @@ function distributionSvg(rows: Row[]): string {
 function timelineSvg(rows: Row[]): string {
   const series = rows.filter((r) => r.timeline && r.timeline.length > 0)
   if (series.length === 0) return '<p>No throughput timeline in this run.</p>'
-  const W = 760, H = 300, L = 70, R = 20, T = 20, B = 40
+  const W = 760, H = 300, L = 70, R = 40, T = 20, B = 40
   const n = Math.max(...series.map((r) => r.timeline!.length))
   const top = Math.max(1, ...series.flatMap((r) => r.timeline!)) * 1.1
   const X = (i: number) => L + (n <= 1 ? 0 : (i / (n - 1)) * (W - L - R))
@@ -197,8 +197,10 @@ function timelineSvg(rows: Row[]): string {
   for (let i = 0; i < n; i += step) parts.push(`<text x="${X(i)}" y="${H - B + 14}" text-anchor="middle">${i + 1}s</text>`)
   parts.push(`<text x="${(W + L) / 2}" y="${H - 6}" text-anchor="middle">second of the measured window</text>`)
   series.forEach((r, i) => {
-    const pts = r.timeline!.map((v, k) => `${X(k).toFixed(1)},${Y(v).toFixed(1)}`).join(' ')
-    parts.push(`<polyline fill="none" stroke="${COLORS[i % COLORS.length]}" stroke-width="2" points="${pts}"/>`)
+    const color = COLORS[i % COLORS.length]
+    const pts = r.timeline!.map((v, k) => `${X(k).toFixed(1)},${Y(v).toFixed(1)}`)
+    parts.push(`<polyline fill="none" stroke="${color}" stroke-width="2" points="${pts.join(' ')}"/>`)
+    if (pts.length <= 60) for (const p of pts) { const [x, y] = p.split(','); parts.push(`<circle cx="${x}" cy="${y}" r="3" fill="${color}"/>`) }
   })
   parts.push('</svg>')
   return parts.join('') + legend(series)

@@ -150,10 +150,11 @@ async function readAccessTimings(file: string, window?: [number, number]): Promi
   for await (const line of rl) {
     if (!line.includes('"msg":"access"')) continue
     if (i++ % every !== 0) continue
-    let rec: { time?: number; verb?: string; ms?: number; timings?: Record<string, number>; status?: number }
+    let rec: { time?: number; verb?: string; resource?: string; url?: string; ms?: number; timings?: Record<string, number>; status?: number }
     try { rec = JSON.parse(line) } catch { continue }
     if (window && (rec.time === undefined || rec.time < window[0] || rec.time > window[1])) continue
-    const verb = `${rec.verb ?? '?'} ${rec.status ?? ''}`.trim()
+    const sub = /^\/api[^?]*\/[^/?]+\/[^/?]+\/(status|scale|binding|eviction)(\?|$)/.exec(rec.url ?? '')?.[1]
+    const verb = `${rec.verb ?? '?'} ${rec.resource ?? ''}${sub ? `/${sub}` : ''} ${rec.status ?? ''}`.replace(/\s+/g, ' ').trim()
     let v = byVerb.get(verb)
     if (!v) { v = { n: 0, total: newHistogram(), sum: 0, stages: {} }; byVerb.set(verb, v) }
     v.n++

@@ -44,6 +44,7 @@ export function decodeObject(ctx: RequestContext, def: ResolvedDefinition): Obj 
     throw badRequest(`couldn't get version/kind; json parse error: the body is not a JSON object`)
   }
   const o = v as Obj
+  if (ctx.aliasGroup !== undefined && o.apiVersion === `${ctx.aliasGroup}/${def.version}`) o.apiVersion = def.apiVersion
   if (o.apiVersion !== undefined && o.apiVersion !== def.apiVersion) {
     throw badRequest(`the API version in the data (${o.apiVersion}) does not match the expected API version (${def.apiVersion})`)
   }

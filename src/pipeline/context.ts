@@ -23,6 +23,8 @@ export class RequestContext {
   body: Buffer
   info: RequestInfo
   def: ResolvedDefinition | undefined
+  /** The upstream group spelling the client used (`rbac.authorization.k8s.io`) when it came through an alias path. */
+  aliasGroup: string | undefined
   user: UserInfo | undefined
   readonly reqId: string
   #root: Logger
@@ -46,6 +48,7 @@ export class RequestContext {
     this.body = EMPTY
     this.info = info
     this.def = undefined
+    this.aliasGroup = undefined
     this.user = undefined
     this.reqId = reqId
     this.#root = root

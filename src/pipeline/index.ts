@@ -21,25 +21,49 @@ export type NonResourceHandler = (ctx: RequestContext) => Response | Promise<Res
 export type NonResourceRouter = (ctx: RequestContext) => NonResourceHandler | null
 
 let registry: Registry
+let aliases = true
 let nonResource: NonResourceRouter = () => null
 let watchHandler: ((ctx: RequestContext, def: ResolvedDefinition) => Promise<Response>) | null = null
 
-export function configurePipeline(r: Registry, router: NonResourceRouter): void {
+export function configurePipeline(r: Registry, router: NonResourceRouter, upstreamAliases = true): void {
   registry = r
   nonResource = router
+  aliases = upstreamAliases
+}
+
+const UPSTREAM_SUFFIX = '.k8s.io'
+
+/** `/apis/<name>.k8s.io/...` is served as `<name>.orch.io`: the request is rewritten before any stage sees it. */
+function resolveAlias(ctx: RequestContext): void {
+  const i = ctx.info
+  if (!aliases || i.apiPrefix !== 'apis' || !i.group.endsWith(UPSTREAM_SUFFIX)) return
+  const ours = i.group.slice(0, -UPSTREAM_SUFFIX.length) + '.orch.io'
+  if (!registry.groups.has(ours)) return
+  ctx.aliasGroup = i.group
+  i.group = ours
+}
+
+/** Objects answered through an alias path carry the alias apiVersion. */
+function rewriteAlias(ctx: RequestContext, r: Response): Response {
+  if (!ctx.aliasGroup || r.stream || !r.contentType.startsWith('application/json')) return r
+  const from = `"apiVersion":"${ctx.info.group}/`
+  const to = `"apiVersion":"${ctx.aliasGroup}/`
+  const body = r.body.toString()
+  return body.includes(from) ? { ...r, body: body.split(from).join(to) } : r
 }
 
 export function configureWatch(h: (ctx: RequestContext, def: ResolvedDefinition) => Promise<Response>): void { watchHandler = h }
 
 export async function handle(ctx: RequestContext): Promise<Response> {
   try {
+    resolveAlias(ctx)
     for (const stage of stages) {
       const t0 = performance.now()
       await stage(ctx)
       ctx.timings[stage.name] = performance.now() - t0
     }
     const t0 = performance.now()
-    const res = await route(ctx)
+    const res = rewriteAlias(ctx, await route(ctx))
     ctx.timings.dispatch = performance.now() - t0
     return res
   } finally {

@@ -47,7 +47,7 @@ export function setupPipeline(data: ThreadData, log: Logger, router: (p: Pipelin
   configureAuthorization(authz)
   configureAdmission(new SchemaSet())
   configureDispatch(store, registry)
-  configurePipeline(registry, router(p))
+  configurePipeline(registry, router(p), data.options.upstreamAliases)
   configureWatchStreams(store, registry, data.options, log)
   return p
 }

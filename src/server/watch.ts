@@ -42,6 +42,8 @@ interface Watcher {
   bookmarks: boolean
   /** Table apiVersion when the client asked for Tables (kubectl get -w), else null */
   table: string | null
+  /** [ours, alias] apiVersion prefixes when the watch came through an upstream alias path */
+  alias: [string, string] | null
   /** column definitions go only in the first Table event */
   tableColumnsSent: boolean
   closed: boolean
@@ -170,7 +172,9 @@ function tableEvent(w: Watcher, type: string, rec: Uint8Array, query: URLSearchP
 }
 
 function emit(w: Watcher, type: string, rec: Uint8Array): void {
-  write(w, w.table ? tableEvent(w, type, rec, w.query) : encodeEvent(type, rec))
+  const frame = w.table ? tableEvent(w, type, rec, w.query) : encodeEvent(type, rec)
+  // Through an upstream alias path the objects carry the alias apiVersion.
+  write(w, w.alias ? Buffer.from(frame.toString().split(w.alias[0]).join(w.alias[1])) : frame)
 }
 
 function sendEvent(w: Watcher, ev: WatchEvent): void {
@@ -261,7 +265,7 @@ async function startWatch(ctx: RequestContext, def: ResolvedDefinition): Promise
   return {
     status: 200, body: '', contentType: 'application/json', headers: [],
     stream: (res: HttpResponse) => {
-      const w: Watcher = { res, def, prefix, name, sel, query: q, sentRv: 0, pending: [], bookmarks: parseBool(q.get('allowWatchBookmarks')), table: tableVersionOf(ctx.headers['accept']), tableColumnsSent: false, closed: false, buffered: 0, drainWatch: false, timers: [], hub }
+      const w: Watcher = { res, def, prefix, name, sel, query: q, sentRv: 0, pending: [], bookmarks: parseBool(q.get('allowWatchBookmarks')), table: tableVersionOf(ctx.headers['accept']), alias: ctx.aliasGroup ? [`"apiVersion":"${def.group}/`, `"apiVersion":"${ctx.aliasGroup}/`] : null, tableColumnsSent: false, closed: false, buffered: 0, drainWatch: false, timers: [], hub }
       watchMetrics.started++
       watchMetrics.active++
       res.onAborted(() => { if (!w.closed) { w.closed = true; for (const t of w.timers) clearTimeout(t); hub.watchers.delete(w); watchMetrics.active-- } })

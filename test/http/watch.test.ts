@@ -17,8 +17,10 @@ let s: TestServer
 // Two front-ends and two shards so that watchers land on different threads (fan-out), and a short watch history
 // so that a resume point falls out of the ring within the test's time budget.
 const HISTORY_S = 3
-t.before(async () => { s = await startServer({ args: ['--frontends', '2', '--shards', '2', '--watch-history', `${HISTORY_S}s`] }) })
-t.teardown(async () => { await s?.stop() })
+const ARGS = ['--frontends', '2', '--shards', '2', '--watch-history', `${HISTORY_S}s`]
+let dataDir = ''
+t.before(async () => { s = await startServer({ args: ARGS, keepDataDir: true }); dataDir = s.dataDir })
+t.teardown(async () => { await s?.stop(); if (dataDir) rmSync(dataDir, { recursive: true, force: true }) })
 
 // ---------------------------------------------------------------------------------------------------------------
 // A watch stream reader on its own socket (node:http, no keep-alive), collecting newline-delimited JSON events.
@@ -314,12 +316,13 @@ t.test('scopes: all namespaces, one namespace, one object (field selector and ob
   await ns('wt-ns2')
   const cur = await currentRv()
   const all = await watch(`/api/v1/configmaps?watch=1&resourceVersion=${cur}`)
-  const one = await watch(`${cmBase('wt-ns1')}?watch=1&resourceVersion=${cur}`)
+  const one = await watch(`${cmBase('wt-ns1')}?watch=true&resourceVersion=${cur}`)
+  const legacy = await watch(`/api/v1/watch/namespaces/wt-ns1/configmaps?resourceVersion=${cur}`)
   const byField = await watch(`${cmBase('wt-ns1')}?watch=1&resourceVersion=${cur}&fieldSelector=${encodeURIComponent('metadata.name=x')}`)
   const byPath = await watch(`${cmBase('wt-ns1')}/x?watch=1&resourceVersion=${cur}`)
   const byNameAllNs = await watch(`/api/v1/configmaps?watch=1&resourceVersion=${cur}&fieldSelector=${encodeURIComponent('metadata.name=x')}`)
   const byNsField = await watch(`/api/v1/configmaps?watch=1&resourceVersion=${cur}&fieldSelector=${encodeURIComponent('metadata.namespace=wt-ns2')}`)
-  for (const w of [all, one, byField, byPath, byNameAllNs, byNsField]) t.equal(w.status, 200)
+  for (const w of [all, one, legacy, byField, byPath, byNameAllNs, byNsField]) t.equal(w.status, 200)
 
   await createCm('wt-ns1', 'x')
   await createCm('wt-ns1', 'y')
@@ -334,11 +337,12 @@ t.test('scopes: all namespaces, one namespace, one object (field selector and ob
   const label = (e: WatchEvent) => `${e.type}:${e.object.metadata.namespace}/${e.object.metadata.name}`
   t.same(all.events.filter(mine).map(label), ['ADDED:wt-ns1/x', 'ADDED:wt-ns1/y', 'ADDED:wt-ns2/x', 'MODIFIED:wt-ns1/x', 'DELETED:wt-ns1/y', 'ADDED:wt-ns2/end-marker'], 'all namespaces sees everything')
   t.same(one.events.map(label), ['ADDED:wt-ns1/x', 'ADDED:wt-ns1/y', 'MODIFIED:wt-ns1/x', 'DELETED:wt-ns1/y'], 'one namespace sees only its namespace')
+  t.same(legacy.events.map(label), one.events.map(label), 'the legacy /api/v1/watch/namespaces/<ns>/configmaps path too')
   t.same(byField.events.map(label), ['ADDED:wt-ns1/x', 'MODIFIED:wt-ns1/x'], 'fieldSelector=metadata.name=x sees only x')
   t.same(byPath.events.map(label), ['ADDED:wt-ns1/x', 'MODIFIED:wt-ns1/x'], 'object path ?watch=1 sees only x')
   t.same(byNameAllNs.events.map(label), ['ADDED:wt-ns1/x', 'ADDED:wt-ns2/x', 'MODIFIED:wt-ns1/x'], 'name selector across namespaces')
   t.same(byNsField.events.map(label), ['ADDED:wt-ns2/x', 'ADDED:wt-ns2/end-marker'], 'fieldSelector=metadata.namespace')
-  for (const w of [all, one, byField, byPath, byNameAllNs, byNsField]) w.close()
+  for (const w of [all, one, legacy, byField, byPath, byNameAllNs, byNsField]) w.close()
 
   // One object, state first: rv unset gives a synthetic ADDED for that object only.
   const p = await watch(`${cmBase('wt-ns1')}/x?watch=1`)
@@ -639,7 +643,7 @@ t.test('a watcher that never reads does not slow writes, is cut off, and server 
   const base = cmBase('wt-slow')
   const payload = 'x'.repeat(200 * 1024)
   const OBJS = 8
-  const UPDATES = 300 // ~60 MiB of events: far past the kernel's socket buffers plus the 8 MiB cap
+  const UPDATES = 160 // ~32 MiB of events: far past the kernel's socket buffers plus the 8 MiB cap
   for (let i = 0; i < OBJS; i++) await createCm('wt-slow', `big-${i}`, undefined, { p: payload, n: '0' })
   const pid = s.proc.pid!
   /** UPDATES updates by OBJS concurrent writers (one object each); latencies, and the peak VmRSS seen meanwhile. */
@@ -687,7 +691,8 @@ t.test('a watcher that never reads does not slow writes, is cut off, and server 
 
   t.comment(`write latency: control mean ${mean(control.lat).toFixed(1)} ms p99 ${p99(control.lat).toFixed(1)} ms; with a stalled watcher mean ${mean(stalled.lat).toFixed(1)} ms p99 ${p99(stalled.lat).toFixed(1)} ms`)
   t.ok(mean(stalled.lat) < mean(control.lat) * 2 + 20, `writes are not slowed by the stalled watcher (mean ${mean(stalled.lat).toFixed(1)} ms vs ${mean(control.lat).toFixed(1)} ms)`)
-  t.ok(p99(stalled.lat) < 2000, `no write waits for the watcher (p99 ${p99(stalled.lat).toFixed(1)} ms)`)
+  const max = (a: number[]) => Math.max(...a)
+  t.ok(max(stalled.lat) < Math.max(3 * max(control.lat), 5000), `no write waits for the watcher (max ${max(stalled.lat).toFixed(0)} ms vs ${max(control.lat).toFixed(0)} ms without it)`)
   t.ok(await healthy.count(2 * UPDATES, 20_000), `the healthy watcher got every event (${healthy.events.length}/${2 * UPDATES})`)
 
   t.ok(s.logs.some((l) => l.includes('watcher too slow, terminated')), 'the server logged that it cut the slow watcher off')
@@ -745,9 +750,10 @@ t.test('kubectl get configmaps -w prints a change', async (t) => {
   child.kill('SIGTERM')
 })
 
-// Last: it stops the server.
+// Last: it stops the server (and starts it once more on the same data dir to read back what was committed).
 t.test('graceful shutdown (SIGTERM) sends a BOOKMARK to watchers that asked for bookmarks, then ends the streams', async (t) => {
   await ns('wt-bm')
+  await ns('wt-bm2')
   const cur = await currentRv()
   const withBm = await watch(`${cmBase('wt-bm')}?watch=1&resourceVersion=${cur}&allowWatchBookmarks=true`)
   const withoutBm = await watch(`${cmBase('wt-bm')}?watch=1&resourceVersion=${cur}`)
@@ -756,7 +762,22 @@ t.test('graceful shutdown (SIGTERM) sends a BOOKMARK to watchers that asked for 
   t.ok(await withoutBm.count(1))
   // Writes to another type move the global version past the last configmap event.
   await s.request('POST', '/api/v1/namespaces/wt-bm/serviceaccounts', { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'bump' } })
+
+  // Busy watchers: writes are in flight when SIGTERM comes. A bookmark says "every change up to this version has
+  // been sent", so every object committed at or below it must have been sent before it.
+  const busy: WatchStream[] = []
+  for (let i = 0; i < 4; i++) busy.push(await watch(`${cmBase('wt-bm2')}?watch=1&resourceVersion=${cur}&allowWatchBookmarks=true`))
+  let writing = true
+  const writers = Promise.all(Array.from({ length: 12 }, async (_, k) => {
+    for (let i = 0; writing; i++) {
+      try { await s.request('POST', cmBase('wt-bm2'), { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: `sd-${k}-${i}` }, data: { k: 'v' } }) } catch { return }
+    }
+  }))
+  await sleep(1500)
   await s.stop()
+  writing = false
+  await writers
+
   t.ok(await withBm.end(5000), 'the stream with bookmarks ended')
   t.ok(await withoutBm.end(5000), 'the stream without bookmarks ended')
   const last = withBm.events[withBm.events.length - 1]
@@ -768,4 +789,19 @@ t.test('graceful shutdown (SIGTERM) sends a BOOKMARK to watchers that asked for 
   t.ok(rvOf(last) >= rvOf(c), `bookmark rv ${rvOf(last)} >= last event rv ${rvOf(c)}`)
   t.same(withoutBm.events.filter((e) => e.type === 'BOOKMARK'), [], 'no BOOKMARK without allowWatchBookmarks')
   t.ok(withBm.endedClean, 'the stream ended cleanly')
+
+  // Read back what was committed, then check each busy watcher against its final bookmark.
+  s = await startServer({ args: ARGS, dataDir, keepDataDir: true })
+  const committed = (await s.request('GET', cmBase('wt-bm2'))).json.items.map((i: Obj) => ({ name: i.metadata.name, rv: Number(i.metadata.resourceVersion) }))
+  t.ok(committed.length > 20, `writes were in flight (${committed.length} committed)`)
+  for (const [i, w] of busy.entries()) {
+    t.ok(await w.end(5000), `busy watcher ${i}: ended`)
+    const bm = [...w.events].reverse().find((e) => e.type === 'BOOKMARK')
+    t.ok(bm, `busy watcher ${i}: got a shutdown BOOKMARK`)
+    if (!bm) continue
+    const b = rvOf(bm)
+    const sent = new Set(w.events.slice(0, w.events.indexOf(bm)).filter((e) => e.type === 'ADDED').map((e) => e.object.metadata.name))
+    const missed = committed.filter((o: { name: string; rv: number }) => o.rv <= b && !sent.has(o.name))
+    t.same(missed.map((o: { name: string; rv: number }) => `${o.name}@${o.rv}`), [], `busy watcher ${i}: every object committed at or below the bookmark (${b}) was sent before it (${sent.size} sent, ${committed.filter((o: { rv: number }) => o.rv <= b).length} committed at or below)`)
+  }
 })

@@ -667,37 +667,65 @@ function decMessage(m: Msg, end: number, o: Obj): Obj {
   while (pos < end) {
     const tag = rVarint()
     const no = tag >>> 3
-    const wire = tag & 7
     const f = no < byNo.length ? byNo[no] : undefined
-    if (f === undefined) { skip(wire, end); continue }
-    if (wire !== f.wire) {
-      if (f.repeated && wire === 2 && f.wire !== 2) { decPacked(f, end, o); continue }
-      wrongWire(m, f, wire)
+    if (f === undefined) skip(tag & 7, end)
+    else decField(m, f, tag & 7, end, o)
+    if (pos > end) truncated()
+  }
+  if (pos !== end) truncated()
+  return o
+}
+
+function decField(m: Msg, f: Field, wire: number, end: number, o: Obj): void {
+  if (wire !== f.wire) {
+    if (f.repeated && wire === 2 && f.wire !== 2) { decPacked(f, end, o); return }
+    wrongWire(m, f, wire)
+  }
+  switch (f.kind) {
+    case MSG: {
+      const len = rLen(end)
+      const e = pos + len
+      if (f.inline) {
+        decMessage(f.msg!, e, o)
+      } else {
+        const v = decMessageValue(f.msg!, e)
+        if (f.repeated) (o[f.json] ??= []).push(v === undefined ? null : v)
+        else if (v !== undefined && v !== null) o[f.json] = v
+      }
+      pos = e
+      return
     }
-    switch (f.kind) {
-      case MSG: {
-        const len = rLen(end)
-        const e = pos + len
-        if (f.inline) {
-          decMessage(f.msg!, e, o)
-        } else {
-          const v = decMessageValue(f.msg!, e)
-          if (f.repeated) (o[f.json] ??= []).push(v === undefined ? null : v)
-          else if (v !== undefined && v !== null) o[f.json] = v
-        }
-        pos = e
-        break
-      }
-      case MAP: {
-        const len = rLen(end)
-        decMapEntry(m, f, pos + len, (o[f.json] ??= {}))
-        break
-      }
-      default: {
-        const v = rScalar(f.kind, end)
-        if (f.repeated) (o[f.json] ??= []).push(v)
-        else if (f.presence === KEEP || !isZero(v)) o[f.json] = v
-      }
+    case MAP: {
+      const len = rLen(end)
+      decMapEntry(m, f, pos + len, (o[f.json] ??= {}))
+      return
+    }
+    default: {
+      const v = rScalar(f.kind, end)
+      if (f.repeated) (o[f.json] ??= []).push(v)
+      else if (f.presence === KEEP || !isZero(v)) o[f.json] = v
+    }
+  }
+}
+
+/** A list: like decMessage, but each item starts with the apiVersion and kind our JSON lists carry on items. */
+function decList(m: Msg, end: number, o: Obj, items: Field): Obj {
+  const apiVersion = o.apiVersion
+  const kind = (o.kind as string).slice(0, -'List'.length)
+  const arr: Obj[] = (o.items = [])
+  const byNo = m.byNo
+  while (pos < end) {
+    const tag = rVarint()
+    if (tag === 0x12) {
+      const len = rLen(end)
+      const e = pos + len
+      arr.push(decMessage(items.msg!, e, { apiVersion, kind }))
+      pos = e
+    } else {
+      const no = tag >>> 3
+      const f = no < byNo.length ? byNo[no] : undefined
+      if (f === undefined) skip(tag & 7, end)
+      else decField(m, f, tag & 7, end, o)
     }
     if (pos > end) truncated()
   }
@@ -912,12 +940,14 @@ function decodeEnvelope(body: Uint8Array, expected?: { apiVersion: string; kind:
   apiVersion = toOrchApiVersion(apiVersion)
   const m = messageFor(apiVersion, kind)
   const o: Obj = { apiVersion, kind }
-  if (rawStart >= 0) {
-    pos = rawStart
-    decMessage(m, rawEnd, o)
+  const items = kind.endsWith('List') ? m.byNo[2] : undefined
+  if (items !== undefined && (items.json !== 'items' || !items.repeated || items.msg === null)) throw new Error(`protobuf: ${m.name} is not a list`)
+  if (rawStart < 0) {
+    if (items) o.items = []
+    return o
   }
-  if (kind.endsWith('List') && o.items === undefined && m.byNo[2]?.json === 'items') o.items = []
-  return o
+  pos = rawStart
+  return items ? decList(m, rawEnd, o, items) : decMessage(m, rawEnd, o)
 }
 
 // ---------------------------------------------------------------------------------------------------------------

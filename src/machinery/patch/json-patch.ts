@@ -23,12 +23,15 @@ export const GENERIC_INVALID_MESSAGE = 'the server rejected our request due to a
 export class PatchError extends Error {
   readonly kind: PatchErrorKind
   readonly detail: string
+  /** A Status that replaces the generic one of the kind (e.g. the 422 on field `patch` of an undecodable result). */
+  readonly status: ApiError | undefined
 
-  constructor(kind: PatchErrorKind, detail: string) {
+  constructor(kind: PatchErrorKind, detail: string, status?: ApiError) {
     super(detail)
     this.name = 'PatchError'
     this.kind = kind
     this.detail = detail
+    this.status = status
   }
 
   get code(): number {
@@ -41,6 +44,7 @@ export class PatchError extends Error {
   }
 
   toApiError(): ApiError {
+    if (this.status) return this.status
     switch (this.kind) {
       case 'BadRequest': return new ApiError(400, 'BadRequest', this.detail)
       case 'Invalid': return new ApiError(422, 'Invalid', GENERIC_INVALID_MESSAGE, {})

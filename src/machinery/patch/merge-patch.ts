@@ -1,6 +1,7 @@
 // JSON Merge Patch (RFC 7386, `application/merge-patch+json`) with the semantics of the library upstream uses
 // (evanphx/json-patch MergePatch): objects merge recursively, `null` deletes a key, anything else (arrays included)
 // replaces; nulls inside newly added values are pruned.
+import { ApiError } from '../errors.js'
 import { PatchError } from './json-patch.js'
 import { isObject, jsonClone } from './schema-walk.js'
 
@@ -35,7 +36,11 @@ function mergeInto(doc: Record<string, unknown>, patch: Record<string, unknown>)
 export function apply<T = unknown>(original: T, patch: unknown): T {
   if (patch === null || patch === undefined) throw new PatchError('BadRequest', 'Invalid JSON Patch')
   if (!isObject(patch)) {
-    throw new PatchError('Invalid', `json: cannot unmarshal ${Array.isArray(patch) ? 'array' : typeof patch} into Go value of type map[string]interface {}`)
+    // Upstream takes the patch as the new document, whose decoding fails: 422 on field `patch` (empty group kind).
+    const text = JSON.stringify(patch)
+    const detail = `json: cannot unmarshal ${Array.isArray(patch) ? 'array' : typeof patch} into Go value of type map[string]interface {}`
+    const body = `Invalid value: ${JSON.stringify(text)}: ${detail}`
+    throw new PatchError('Invalid', detail, new ApiError(422, 'Invalid', ` "" is invalid: patch: ${body}`, { causes: [{ reason: 'FieldValueInvalid', message: body, field: 'patch' }] }))
   }
   const doc = isObject(original) ? jsonClone(original) : {}
   mergeInto(doc as Record<string, unknown>, patch)

@@ -1,0 +1,167 @@
+// `metadata.managedFields`: decoding the entries into per-manager field sets and encoding them back in the upstream
+// shape and order (Apply before Update, then time, manager, apiVersion, subresource).
+import { isObject } from '../patch/schema-walk.js'
+import { FieldSet, goJSONString } from './fieldpath.js'
+
+export type Operation = 'Apply' | 'Update'
+
+/** One `metadata.managedFields` entry as stored (keys in the upstream order). */
+export interface ManagedFieldsEntry {
+  manager?: string
+  operation?: Operation
+  apiVersion?: string
+  time?: string
+  fieldsType?: 'FieldsV1'
+  fieldsV1?: Record<string, unknown>
+  subresource?: string
+}
+
+/** Who owns a set: the identity of a managedFields entry. */
+export interface ManagerInfo {
+  manager: string
+  operation: Operation
+  /** Part of the identity for Update entries only. */
+  apiVersion: string
+  subresource?: string
+}
+
+export interface VersionedSet {
+  set: FieldSet
+  apiVersion: string
+  applied: boolean
+}
+
+/** Decoded managedFields: field sets and times, keyed by manager identifier. */
+export interface Managed {
+  fields: Map<string, VersionedSet>
+  times: Map<string, string | undefined>
+}
+
+export function emptyManaged(): Managed {
+  return { fields: new Map(), times: new Map() }
+}
+
+export function cloneManaged(m: Managed): Managed {
+  const fields = new Map<string, VersionedSet>()
+  for (const [k, v] of m.fields) fields.set(k, { set: v.set.copy(), apiVersion: v.apiVersion, applied: v.applied })
+  return { fields, times: new Map(m.times) }
+}
+
+/**
+ * The identity of an entry (upstream BuildManagerIdentifier): the JSON of manager, operation, apiVersion (Update only)
+ * and subresource. Re-applying with another apiVersion updates the same Apply entry.
+ */
+export function managerIdentifier(info: ManagerInfo): string {
+  const parts: string[] = []
+  if (info.manager !== '') parts.push(`"manager":${goJSONString(info.manager)}`)
+  parts.push(`"operation":${goJSONString(info.operation)}`)
+  if (info.operation === 'Update' && info.apiVersion !== '') parts.push(`"apiVersion":${goJSONString(info.apiVersion)}`)
+  if (info.subresource) parts.push(`"subresource":${goJSONString(info.subresource)}`)
+  return `{${parts.join(',')}}`
+}
+
+/** The parts of an identifier. */
+export function parseIdentifier(id: string): ManagerInfo {
+  const o = JSON.parse(id) as Record<string, string>
+  const info: ManagerInfo = { manager: o.manager ?? '', operation: o.operation === 'Apply' ? 'Apply' : 'Update', apiVersion: o.apiVersion ?? '' }
+  if (o.subresource) info.subresource = o.subresource
+  return info
+}
+
+/**
+ * How a manager is named in conflict messages: `"name"`, `"name" with subresource "status"`, and for Update entries
+ * ` using <apiVersion>`.
+ */
+export function printManager(id: string): string {
+  let info: ManagerInfo
+  try { info = parseIdentifier(id) } catch { return JSON.stringify(id) }
+  let s = JSON.stringify(info.manager)
+  if (info.subresource) s += ` with subresource ${JSON.stringify(info.subresource)}`
+  if (info.operation === 'Update') s += ` using ${info.apiVersion}`
+  return s
+}
+
+/** RFC 3339 in UTC with whole seconds, as metav1.Time serializes. */
+export function formatTime(t: string | number | Date): string {
+  const d = t instanceof Date ? t : new Date(t)
+  if (Number.isNaN(d.getTime())) return String(t)
+  return d.toISOString().replace(/\.\d{3}Z$/, 'Z')
+}
+
+function seconds(t: string | undefined): number {
+  if (t === undefined) return 0
+  const ms = Date.parse(t)
+  return Number.isNaN(ms) ? 0 : Math.floor(ms / 1000)
+}
+
+/** True when an Update body asks to clear the tracking: `[{}]` (and, as upstream, `[]`). */
+export function isResetManagedFields(v: unknown, emptyListResets = true): boolean {
+  if (!Array.isArray(v)) return false
+  if (v.length === 0) return emptyListResets
+  if (v.length === 1) {
+    const e = v[0]
+    return isObject(e) && Object.keys(e).every((k) => e[k] === undefined || e[k] === null || e[k] === '')
+  }
+  return false
+}
+
+/**
+ * Decodes `metadata.managedFields` (upstream DecodeManagedFields). Throws an Error with the upstream text for an
+ * invalid entry (unknown operation, no apiVersion, missing or unknown fieldsType, undecodable fieldsV1).
+ */
+export function decodeManagedFields(entries: unknown): Managed {
+  const managed = emptyManaged()
+  if (entries === undefined || entries === null) return managed
+  if (!Array.isArray(entries)) throw new Error('managedFields must be a list')
+  entries.forEach((raw, i) => {
+    const e = isObject(raw) ? raw : {}
+    if (e.operation !== 'Apply' && e.operation !== 'Update') throw new Error('operation must be `Apply` or `Update`')
+    if (typeof e.apiVersion !== 'string' || e.apiVersion.length < 1) throw new Error('apiVersion must not be empty')
+    if (e.fieldsType === undefined || e.fieldsType === '' || e.fieldsType === null) throw new Error(`missing fieldsType in managed fields entry ${i}`)
+    if (e.fieldsType !== 'FieldsV1') throw new Error(`invalid fieldsType ${JSON.stringify(e.fieldsType)} in managed fields entry ${i}`)
+    const info: ManagerInfo = { manager: typeof e.manager === 'string' ? e.manager : '', operation: e.operation, apiVersion: e.apiVersion }
+    if (typeof e.subresource === 'string' && e.subresource !== '') info.subresource = e.subresource
+    const id = managerIdentifier(info)
+    let set: FieldSet
+    try { set = FieldSet.fromFieldsV1(e.fieldsV1) } catch (err) {
+      throw new Error(`error decoding versioned set from ${JSON.stringify(e)}: error decoding set: ${(err as Error).message}`)
+    }
+    managed.fields.set(id, { set, apiVersion: e.apiVersion, applied: e.operation === 'Apply' })
+    managed.times.set(id, typeof e.time === 'string' ? e.time : undefined)
+  })
+  return managed
+}
+
+/** Encodes decoded managedFields back into entries, sorted as upstream; undefined when there are none. */
+export function encodeManagedFields(managed: Managed): ManagedFieldsEntry[] | undefined {
+  if (managed.fields.size === 0) return undefined
+  const out: ManagedFieldsEntry[] = []
+  for (const [id, vs] of managed.fields) {
+    const info = parseIdentifier(id)
+    const e: ManagedFieldsEntry = {}
+    if (info.manager !== '') e.manager = info.manager
+    e.operation = vs.applied ? 'Apply' : info.operation
+    e.apiVersion = vs.apiVersion
+    const t = managed.times.get(id)
+    if (t !== undefined) e.time = formatTime(t)
+    e.fieldsType = 'FieldsV1'
+    e.fieldsV1 = vs.set.toFieldsV1()
+    if (info.subresource) e.subresource = info.subresource
+    out.push(e)
+  }
+  return sortEntries(out)
+}
+
+/** Upstream order: operation (Apply first), time, manager, apiVersion, subresource. */
+export function sortEntries(entries: ManagedFieldsEntry[]): ManagedFieldsEntry[] {
+  return entries.sort((p, q) => {
+    if (p.operation !== q.operation) return (p.operation ?? '') < (q.operation ?? '') ? -1 : 1
+    const ps = seconds(p.time)
+    const qs = seconds(q.time)
+    if (ps !== qs) return ps < qs ? -1 : 1
+    if (p.manager !== q.manager) return (p.manager ?? '') < (q.manager ?? '') ? -1 : 1
+    if (p.apiVersion !== q.apiVersion) return (p.apiVersion ?? '') < (q.apiVersion ?? '') ? -1 : 1
+    if (p.subresource !== q.subresource) return (p.subresource ?? '') < (q.subresource ?? '') ? -1 : 1
+    return 0
+  })
+}
