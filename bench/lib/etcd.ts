@@ -175,7 +175,8 @@ export class EtcdClient {
 
   constructor(endpoint: string) {
     // a local subchannel pool gives each client its own connection
-    this.client = new grpc.Client(endpoint, grpc.credentials.createInsecure(), { 'grpc.use_local_subchannel_pool': 1 })
+    // a full range of 100k objects is ~120 MB: no cap on what a response may hold (grpc-js's default is 4 MiB)
+    this.client = new grpc.Client(endpoint, grpc.credentials.createInsecure(), { 'grpc.use_local_subchannel_pool': 1, 'grpc.max_receive_message_length': -1 })
   }
 
   private call(method: string, req: Buffer): Promise<Buffer> {

@@ -92,7 +92,7 @@ export class ProcSampler {
     const secs = (performance.now() - this.t0) / 1000
     return {
       cpuPct: secs > 0 ? Math.round((cpu / secs) * 100) : 0,
-      cpuSeconds: round1(cpu),
+      cpuSeconds: Math.round(cpu * 100) / 100,
       peakRssMB: round1(this.peak / MB),
       hwmMB: round1(this.hwm / MB),
       rssMB: round1(this.last / MB),

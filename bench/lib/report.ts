@@ -97,17 +97,23 @@ function pad(rows: string[][]): string {
 }
 
 export function table(rep: Report): string {
-  const head = ['target', 'operation', 'ops', 'rate', 'p50 ms', 'p90 ms', 'p99 ms', 'max ms', 'errors', 'srv CPU%', 'srv peak RSS MB', 'loadgen CPU%', 'machine busy%']
+  const head = ['target', 'operation', 'ops', 'rate', 'p50 ms', 'p90 ms', 'p99 ms', 'max ms', 'errors', 'srv CPU%', 'srv CPU us/op', 'srv peak RSS MB', 'loadgen CPU%', 'machine busy%']
   const lines = [head]
   for (const r of rep.rows) {
     lines.push([
       r.target, r.name, String(r.ops), `${fmt(r.rate, 1)} ${r.unit}`,
       fmt(r.latency?.p50), fmt(r.latency?.p90), fmt(r.latency?.p99), fmt(r.latency?.max),
-      String(r.errors), r.server ? String(r.server.cpuPct) : '-', r.server ? fmt(r.server.peakRssMB, 1) : '-',
+      String(r.errors), r.server ? String(r.server.cpuPct) : '-', cpuPerOp(r), r.server ? fmt(r.server.peakRssMB, 1) : '-',
       r.loadgenCpuPct === undefined ? '-' : String(r.loadgenCpuPct), r.machineBusyPct === undefined ? '-' : String(r.machineBusyPct),
     ])
   }
   return pad(lines)
+}
+
+/** Server CPU per operation in microseconds: a figure that holds up better than req/s when others share the CPU. */
+export function cpuPerOp(r: Row): string {
+  if (!r.server || !r.ops || !r.seconds || r.unit === 'ms' || r.unit === 'B/object') return '-'
+  return String(Math.round((r.server.cpuSeconds / r.ops) * 1e6))
 }
 
 export function text(rep: Report): string {
@@ -220,8 +226,8 @@ export function html(rep: Report): string {
 <h1>orch bench: ${esc(rep.scenario)}</h1>
 <p>${esc(rep.date)} &mdash; ${m.nproc} cores, ${esc(m.cpu)}, ${m.memGiB} GiB, node ${esc(m.node)}, load average at start ${m.loadavg.join(' ')}</p>
 <h2>Results</h2>
-<table><tr><th>target</th><th>operation</th><th>ops</th><th>rate</th><th>p50 ms</th><th>p90 ms</th><th>p99 ms</th><th>max ms</th><th>errors</th><th>server CPU %</th><th>server peak RSS MB</th><th>loadgen CPU %</th></tr>
-${rows.map((r) => `<tr><td>${esc(r.target)}</td><td>${esc(r.name)}</td><td>${r.ops}</td><td>${fmt(r.rate, 1)} ${esc(r.unit)}</td><td>${fmt(r.latency?.p50)}</td><td>${fmt(r.latency?.p90)}</td><td>${fmt(r.latency?.p99)}</td><td>${fmt(r.latency?.max)}</td><td>${r.errors}</td><td>${r.server?.cpuPct ?? '-'}</td><td>${r.server ? fmt(r.server.peakRssMB, 1) : '-'}</td><td>${r.loadgenCpuPct ?? '-'}</td></tr>`).join('\n')}
+<table><tr><th>target</th><th>operation</th><th>ops</th><th>rate</th><th>p50 ms</th><th>p90 ms</th><th>p99 ms</th><th>max ms</th><th>errors</th><th>server CPU %</th><th>server CPU us/op</th><th>server peak RSS MB</th><th>loadgen CPU %</th></tr>
+${rows.map((r) => `<tr><td>${esc(r.target)}</td><td>${esc(r.name)}</td><td>${r.ops}</td><td>${fmt(r.rate, 1)} ${esc(r.unit)}</td><td>${fmt(r.latency?.p50)}</td><td>${fmt(r.latency?.p90)}</td><td>${fmt(r.latency?.p99)}</td><td>${fmt(r.latency?.max)}</td><td>${r.errors}</td><td>${r.server?.cpuPct ?? '-'}</td><td>${cpuPerOp(r)}</td><td>${r.server ? fmt(r.server.peakRssMB, 1) : '-'}</td><td>${r.loadgenCpuPct ?? '-'}</td></tr>`).join('\n')}
 </table>
 ${rep.ratios.length ? `<h2>Ratios (ours / peer)</h2><ul>${rep.ratios.map((r) => `<li>${esc(r.name)}: ${fmt(r.ours, 1)} / ${fmt(r.peer, 1)} = <b>${r.ratio}x</b>${r.target ? ` (target ${esc(r.target)}: ${r.met ? 'met' : '<b>missed</b>'})` : ''}</li>`).join('')}</ul>` : ''}
 <h2>Latency distribution</h2>

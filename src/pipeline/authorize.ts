@@ -36,3 +36,10 @@ export async function authorize(ctx: RequestContext): Promise<void> {
   throw forbidden({ group: a.apiGroup, resource: a.resource }, a.name, why)
 }
 
+
+/** A further check of the same request under another verb (server-side apply that creates needs `create`). */
+export async function authorizeVerb(ctx: RequestContext, verb: string): Promise<void> {
+  const saved = ctx.info
+  ctx.info = { ...saved, verb }
+  try { await authorize(ctx) } finally { ctx.info = saved }
+}

@@ -12,6 +12,9 @@ import type { RequestContext, Response } from './context.js'
 import { admitCreate, admitUpdate, attrsOf, decodeBody, decodeObject, requireResourceVersion, rfc3339, toStoredJson, canonical, type UpdateTarget } from './admission.js'
 import { contentTypeOf, encodeJsonBytes, encodeValue, negotiate } from './encode.js'
 import { buildTable, tableVersionOf } from './table.js'
+import { updateManagedFields, managerOrUserAgent } from '../machinery/apply/apply.js'
+import { typeTree } from '../machinery/patch/schema-walk.js'
+import { loadDefinitions } from '../registry/schema.js'
 
 let store: Store
 let registry: Registry
@@ -23,15 +26,15 @@ const GRACEFUL_RESOURCES = new Set(['/pods'])
 const MAX_CREATE_ATTEMPTS = 8
 const MAX_UPDATE_ATTEMPTS = 16
 
-function gr(def: ResolvedDefinition) { return { group: def.group, resource: def.resource } }
+export function gr(def: ResolvedDefinition) { return { group: def.group, resource: def.resource } }
 
-function shardOfDef(def: ResolvedDefinition): number { return store.shardFor(def.group, def.resource) }
+export function shardOfDef(def: ResolvedDefinition): number { return store.shardFor(def.group, def.resource) }
 
-function keyFor(def: ResolvedDefinition, namespace: string, name: string): string {
+export function keyFor(def: ResolvedDefinition, namespace: string, name: string): string {
   return objectKey(def.group, def.resource, def.scope === 'Namespaced' ? namespace : '', name)
 }
 
-function objectResponse(ctx: RequestContext, status: number, json: Buffer | string): Response {
+export function objectResponse(ctx: RequestContext, status: number, json: Buffer | string): Response {
   const tv = ctx.info.verb === 'get' ? tableVersionOf(ctx.headers['accept']) : null
   if (tv && ctx.def) {
     const o = JSON.parse(json.toString()) as Obj
@@ -42,17 +45,17 @@ function objectResponse(ctx: RequestContext, status: number, json: Buffer | stri
   return { status, body: encodeJsonBytes(json, mt, ctx.pretty), contentType: contentTypeOf(mt), headers: ctx.responseHeaders }
 }
 
-function valueResponse(ctx: RequestContext, status: number, value: unknown): Response {
+export function valueResponse(ctx: RequestContext, status: number, value: unknown): Response {
   const mt = negotiate(ctx.headers['accept'])
   return { status, body: encodeValue(value, mt, ctx.pretty), contentType: contentTypeOf(mt), headers: ctx.responseHeaders }
 }
 
-function withRv(json: string, rv: number): string {
+export function withRv(json: string, rv: number): string {
   const at = json.indexOf(RV_MARKER)
   return at < 0 ? json : json.slice(0, at) + String(rv) + json.slice(at + RV_MARKER.length)
 }
 
-function isDryRun(ctx: RequestContext, opts?: Obj): boolean {
+export function isDryRun(ctx: RequestContext, opts?: Obj): boolean {
   const qs = ctx.query.getAll('dryRun')
   const vals = [...qs, ...(Array.isArray(opts?.dryRun) ? opts!.dryRun : [])].filter((v) => v !== '')
   for (const v of vals) if (v !== 'All') throw badRequest(`Invalid dry run value: "${v}"; only "All" is supported`)
@@ -61,7 +64,7 @@ function isDryRun(ctx: RequestContext, opts?: Obj): boolean {
 
 // ---- resourceVersion waits ----
 
-function parseRv(s: string, what = 'resourceVersion'): number {
+export function parseRv(s: string, what = 'resourceVersion'): number {
   if (!/^\d+$/.test(s)) throw badRequest(`invalid ${what}: "${s}"`)
   return Number(s)
 }
@@ -330,7 +333,8 @@ export function checkNamespace(def: ResolvedDefinition, ns: string, name: string
   if (st === 'terminating') throw forbidden(gr(def), name, `unable to create new content in namespace ${ns} because it is being terminated`)
 }
 
-export async function create(ctx: RequestContext, def: ResolvedDefinition): Promise<Response> {
+/** `tracked`: the body's managedFields are already computed (server-side apply creating the object). */
+export async function create(ctx: RequestContext, def: ResolvedDefinition, opts: { tracked?: boolean } = {}): Promise<Response> {
   if (ctx.info.name !== '') throw methodNotAllowed()
   const o = decodeObject(ctx, def)
   const dry = isDryRun(ctx)
@@ -342,7 +346,7 @@ export async function create(ctx: RequestContext, def: ResolvedDefinition): Prom
     admitCreate(ctx, def, obj, now)
     const name = obj.metadata.name as string
     checkNamespace(def, ctx.info.namespace, name)
-    const json = toStoredJson(obj)
+    const json = toStoredJson(opts.tracked ? obj : trackFields(ctx, def, undefined, obj, 'main', now))
     if (dry) return objectResponse(ctx, 201, withRv(json, 0).replace('"resourceVersion":"0",', ''))
     const shard = shardOfDef(def)
     const r = await store.put(shard, keyFor(def, ctx.info.namespace, name), 0, JSON.stringify(attrsOf(def, obj)), json)
@@ -357,7 +361,7 @@ export async function create(ctx: RequestContext, def: ResolvedDefinition): Prom
 
 // ---- update ----
 
-function parseStored(rec: Buffer): Obj { return JSON.parse(recordObject(rec).toString('utf8')) as Obj }
+export function parseStored(rec: Buffer): Obj { return JSON.parse(recordObject(rec).toString('utf8')) as Obj }
 
 /** Whether an object whose finalizers are gone and whose deletion started must now be removed. */
 function readyToRemove(o: Obj, now: number): boolean {
@@ -369,14 +373,42 @@ function readyToRemove(o: Obj, now: number): boolean {
   return true
 }
 
-export async function update(ctx: RequestContext, def: ResolvedDefinition, target: UpdateTarget): Promise<Response> {
-  const o0 = decodeObject(ctx, def)
-  const name = ctx.info.name
-  if (o0.metadata.name === undefined || o0.metadata.name === '') o0.metadata.name = name
-  if (o0.metadata.name !== name) throw badRequest(`the name of the object (${o0.metadata.name}) does not match the name on the URL (${name})`)
-  requireResourceVersion(def, o0)
+/** The manager of a non-apply write: `fieldManager`, else derived from the User-Agent (checked as upstream). */
+export function managerOf(ctx: RequestContext): string {
+  const fm = ctx.query.get('fieldManager')
+  if (fm !== null && fm !== '') {
+    if (fm.length > 128 || /[^\x20-\x7e]/.test(fm)) {
+      throw invalid('PatchOptions.meta.orch.io', 'meta.orch.io', 'PatchOptions', '', [fieldInvalid('fieldManager', fm, 'must consist of printable characters and be at most 128 characters long')])
+    }
+    return fm
+  }
+  return managerOrUserAgent(undefined, ctx.headers['user-agent'])
+}
+
+/** Fields reset by an endpoint: the main resource never owns status, the status endpoint never owns spec. */
+export function resetFields(def: ResolvedDefinition, target: UpdateTarget): string[][] {
+  if (!def.subresources?.includes('status')) return []
+  return target === 'status' ? [['spec']] : [['status']]
+}
+
+/** managedFields of a non-apply write (create, update, patch): changed fields move to the writer. */
+function trackFields(ctx: RequestContext, def: ResolvedDefinition, old: Obj | undefined, o: Obj, target: UpdateTarget, now: number): Obj {
+  return updateManagedFields(old, o, managerOf(ctx), 'Update', def.apiVersion, rfc3339(now), typeTree(loadDefinitions(), def.schemaRef),
+    { subresource: target === 'main' ? undefined : target, ignoredFields: resetFields(def, target) })
+}
+
+/**
+ * What a write makes of the stored object. It gets a copy of the stored object and its resourceVersion; returns the
+ * new object, and whether its managedFields are already set (apply) or must be tracked as an Update.
+ */
+export type Mutation = (old: Obj, curRv: number) => { object: Obj; tracked: boolean }
+
+/**
+ * The read-modify-write of update and patch (upstream GuaranteedUpdate): read the newest object, build the new one,
+ * admit it, write it conditionally on the version read; retried on races unless the client pinned a version.
+ */
+export async function guaranteedUpdate(ctx: RequestContext, def: ResolvedDefinition, target: UpdateTarget, name: string, clientRv: number, mutate: Mutation): Promise<Response> {
   const dry = isDryRun(ctx)
-  const clientRv = o0.metadata.resourceVersion ? parseRv(String(o0.metadata.resourceVersion), 'metadata.resourceVersion') : 0
   const shard = shardOfDef(def)
   const key = keyFor(def, ctx.info.namespace, name)
   for (let attempt = 0; attempt < MAX_UPDATE_ATTEMPTS; attempt++) {
@@ -385,14 +417,17 @@ export async function update(ctx: RequestContext, def: ResolvedDefinition, targe
     const curRv = recordRv(rec)
     if (clientRv !== 0 && clientRv !== curRv) throw conflict(gr(def), name)
     const old = parseStored(rec)
-    const o = attempt === 0 ? o0 : structuredClone(o0)
+    const m = mutate(structuredClone(old), curRv)
+    let o = m.object
+    const now = Date.now()
     admitUpdate(ctx, def, o, old, target)
+    if (!m.tracked) o = trackFields(ctx, def, old, o, target, now)
     const json = toStoredJson(o)
     const oldJson = (() => { old.metadata.resourceVersion = RV_MARKER; return JSON.stringify(canonical(old)) })()
     if (json === oldJson) return objectResponse(ctx, 200, recordObject(rec))
     if (dry) return objectResponse(ctx, 200, withRv(json, curRv))
     const attrs = JSON.stringify(attrsOf(def, o))
-    const r = readyToRemove(o, Date.now())
+    const r = readyToRemove(o, now)
       ? await store.remove(shard, key, curRv, attrs, json)
       : await store.put(shard, key, curRv, attrs, json)
     if (r.ok) return objectResponse(ctx, 200, withRv(json, r.rv))
@@ -404,6 +439,16 @@ export async function update(ctx: RequestContext, def: ResolvedDefinition, targe
     throw internal(r.message ?? r.reason)
   }
   throw conflict(gr(def), name)
+}
+
+export async function update(ctx: RequestContext, def: ResolvedDefinition, target: UpdateTarget): Promise<Response> {
+  const o0 = decodeObject(ctx, def)
+  const name = ctx.info.name
+  if (o0.metadata.name === undefined || o0.metadata.name === '') o0.metadata.name = name
+  if (o0.metadata.name !== name) throw badRequest(`the name of the object (${o0.metadata.name}) does not match the name on the URL (${name})`)
+  requireResourceVersion(def, o0)
+  const clientRv = o0.metadata.resourceVersion ? parseRv(String(o0.metadata.resourceVersion), 'metadata.resourceVersion') : 0
+  return guaranteedUpdate(ctx, def, target, name, clientRv, (_old, _rv) => ({ object: structuredClone(o0), tracked: false }))
 }
 
 // ---- delete ----

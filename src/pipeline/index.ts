@@ -7,6 +7,7 @@ import { flowControl, releaseSeat } from './flow-control.js'
 import { authorize } from './authorize.js'
 import { create, deleteCollection, get, list, remove, update } from './dispatch.js'
 import { getScale, updateScale } from './scale.js'
+import { patch } from './patch.js'
 import { negotiate } from './encode.js'
 import { tableVersionOf } from './table.js'
 import type { RequestContext, Response } from './context.js'
@@ -97,7 +98,7 @@ async function route(ctx: RequestContext): Promise<Response> {
   if ((i.verb === 'update' || i.verb === 'patch') && i.name === '') throw methodNotAllowed()
   if (i.subresource !== '') return routeSubresource(ctx, def)
   if (i.verb !== 'watch' && !def.verbs.includes(i.verb as never)) {
-    if (i.verb === '' || i.verb === 'patch') throw methodNotAllowed()
+    if (i.verb === '') throw methodNotAllowed()
     throw methodNotAllowed(i.verb, { group: def.group, resource: def.resource })
   }
   // A namespaced type's single-object paths need a namespace; cluster-scoped types take none.
@@ -113,6 +114,7 @@ async function route(ctx: RequestContext): Promise<Response> {
       if (def.scope === 'Namespaced' && i.namespace === '') throw methodNotAllowed()
       return create(ctx, def)
     case 'update': return update(ctx, def, 'main')
+    case 'patch': return patch(ctx, def, 'main')
     case 'delete': return remove(ctx, def)
     case 'deletecollection': return deleteCollection(ctx, def)
     default: throw methodNotAllowed()
@@ -128,6 +130,7 @@ async function routeSubresource(ctx: RequestContext, def: ResolvedDefinition): P
   switch (`${sub} ${i.verb}`) {
     case 'status get': return get(ctx, def)
     case 'status update': return update(ctx, def, 'status')
+    case 'status patch': return patch(ctx, def, 'status')
     case 'scale get': return getScale(ctx, def)
     case 'scale update': return updateScale(ctx, def)
     case 'finalize update': return update(ctx, def, 'finalize')

@@ -11,6 +11,7 @@ import { configureFlowControl } from '../pipeline/flow-control.js'
 import { configureAuthorization } from '../pipeline/authorize.js'
 import { configureAdmission } from '../pipeline/admission.js'
 import { configureDispatch } from '../pipeline/dispatch.js'
+import { configurePatch } from '../pipeline/patch.js'
 import { Store } from '../pipeline/store.js'
 import { AuthzClient } from '../../actors/authz/client.js'
 import { configureWatchStreams } from './watch.js'
@@ -47,6 +48,7 @@ export function setupPipeline(data: ThreadData, log: Logger, router: (p: Pipelin
   configureAuthorization(authz)
   configureAdmission(new SchemaSet())
   configureDispatch(store, registry)
+  configurePatch({ cbor: data.options.featureGates.CBORServingAndStorage })
   configurePipeline(registry, router(p), data.options.upstreamAliases)
   configureWatchStreams(store, registry, data.options, log)
   return p

@@ -5,7 +5,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { decodeObject, encodeObject, encodeWatchEvent } from '../../src/machinery/codecs/protobuf.js'
+import { decodeObject, encodeList, encodeObject, encodeWatchEvent } from '../../src/machinery/codecs/protobuf.js'
 
 type Obj = Record<string, any>
 
@@ -676,6 +676,10 @@ t.test('List and Status', async (t) => {
   t.ok(body.includes(Buffer.from('ConfigMapList')))
   t.strictSame(decodeObject(body), list)
   t.strictSame(decodeObject(encodeObject({ apiVersion: 'v1', kind: 'PodList', metadata: {}, items: [] })), { apiVersion: 'v1', kind: 'PodList', metadata: {}, items: [] }, 'an empty list keeps items: []')
+  const stored = list.items.map((i) => JSON.stringify(i))
+  function* parsed(): Generator<Obj> { for (const s of stored) yield JSON.parse(s) }
+  t.equal(encodeList('v1', 'ConfigMapList', list.metadata, parsed()).toString('hex'), body.toString('hex'), 'encodeList writes the same bytes item by item')
+  t.throws(() => encodeList('v1', 'ConfigMap', {}, []), /not a list/)
 
   const status = {
     apiVersion: 'v1', kind: 'Status', metadata: {}, status: 'Failure', message: 'configmaps "x" not found', reason: 'NotFound',

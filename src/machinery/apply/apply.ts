@@ -188,7 +188,9 @@ export function mergeObjects(lhs: unknown, rhs: unknown, node: TypeNode): unknow
     const observedL = new Map<string, unknown>()
     lpes.forEach((pe, i) => { observedL.set(pe.key, observedL.has(pe.key) ? null : lhsList[i]) })
     const shared = rpes.filter((pe) => observedL.has(pe.key))
-    let nextShared: PathElement | undefined = shared.shift()
+    let sharedAt = 0
+    const shift = (): PathElement | undefined => (sharedAt < shared.length ? shared[sharedAt++] : undefined)
+    let nextShared: PathElement | undefined = shift()
     const mergedR = new Set<string>()
     const out: unknown[] = []
     const item = n.item
@@ -208,7 +210,7 @@ export function mergeObjects(lhs: unknown, rhs: unknown, node: TypeNode): unknow
           mergeItem(pe, observedL.get(pe.key), observedR.get(pe.key))
           lI++
           rI++
-          nextShared = shared.shift()
+          nextShared = shift()
           continue
         }
         if (observedR.has(pe.key) && nextShared !== undefined && nextShared.key !== pe.key) { lI++; continue }
@@ -226,7 +228,7 @@ export function mergeObjects(lhs: unknown, rhs: unknown, node: TypeNode): unknow
         mergedR.add(pe.key)
         mergeItem(pe, observedL.get(pe.key), observedR.get(pe.key))
         rI++
-        if (nextShared !== undefined && nextShared.key === pe.key) nextShared = shared.shift()
+        if (nextShared !== undefined && nextShared.key === pe.key) nextShared = shift()
       }
     }
     return out.length > 0 ? out : undefined
@@ -396,6 +398,17 @@ function ignoredSet(ignored: FieldSet | ReadonlyArray<ReadonlyArray<string>> | u
 function withoutManagedFields(o: unknown): Obj {
   const c = isObject(o) ? jsonClone(o) : {}
   if (isObject(c.metadata)) delete c.metadata.managedFields
+  return c
+}
+
+/** A new top level (and metadata) without managedFields; nested values are shared with `o`. */
+function shallowWithoutManagedFields(o: unknown): Obj {
+  if (!isObject(o)) return {}
+  const c: Obj = { ...o }
+  if (isObject(o.metadata)) {
+    const { managedFields: _drop, ...md } = o.metadata as Obj
+    c.metadata = md
+  }
   return c
 }
 
@@ -613,7 +626,8 @@ export interface UpdateOptions {
  * `metadata.managedFields` set: fields changed or added move to `manager` (an Update entry for `apiVersion`), removed
  * fields leave every set. A body with valid explicit managedFields replaces the stored ones; `[{}]` (and `[]`) clears
  * them; an object without any tracking (legacy) stays untracked. Never throws for ownership problems: the stored
- * managedFields are kept instead, as upstream.
+ * managedFields are kept instead, as upstream. The result is a new top-level object and metadata; nested values are
+ * shared with `updated` (neither input is modified).
  */
 export function updateManagedFields(old: object | undefined, updated: object, manager: string, operation: 'Update', apiVersion: string, now: string, schema: TypeNode, opts: UpdateOptions = {}): Obj {
   const liveMF = isObject(old) && isObject((old as Obj).metadata) ? (old as Obj).metadata.managedFields : undefined
@@ -628,14 +642,14 @@ export function updateManagedFields(old: object | undefined, updated: object, ma
     try { m = decodeManagedFields(newMF) } catch { m = undefined }
     managed = m && m.fields.size > 0 ? m : decodeOrEmpty(liveMF)
   }
-  const result = withoutManagedFields(updated)
+  const result = shallowWithoutManagedFields(updated)
   const isCreate = old === undefined || !(isObject((old as Obj).metadata) && (old as Obj).metadata.uid)
   if (managed.fields.size === 0 && !isCreate && !(reset && opts.ownChangesAfterReset)) return result
-  const liveObj = withoutManagedFields(old)
+  const liveObj = shallowWithoutManagedFields(old)
   const info: ManagerInfo = { manager: manager === '' ? 'unknown' : manager, operation, apiVersion }
   if (opts.subresource) info.subresource = opts.subresource
   try {
-    trackUpdate(managed, liveObj, jsonClone(result), info, formatTime(now), schema, ignoredSet(opts.ignoredFields))
+    trackUpdate(managed, liveObj, result, info, formatTime(now), schema, ignoredSet(opts.ignoredFields))
     capUpdateManagers(managed)
   } catch {
     if (liveMF !== undefined) {

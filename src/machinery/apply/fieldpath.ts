@@ -37,6 +37,7 @@ export class TypedError extends Error {
 
 /** A string as Go's encoding/json writes it (HTML characters escaped). */
 export function goJSONString(s: string): string {
+  if (!/[<>&\u2028\u2029]/.test(s)) return JSON.stringify(s)
   return JSON.stringify(s).replace(/[<>&\u2028\u2029]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`)
 }
 
@@ -264,19 +265,27 @@ export class FieldSet {
     return out
   }
 
+  // The set operations return new sets that may share unchanged subtrees with their inputs: sets are not
+  // modified once built (insert is for building only).
+
   union(o: FieldSet): FieldSet {
-    const out = this.copy()
+    if (o.members.size === 0 && o.children.size === 0) return this
+    if (this.members.size === 0 && this.children.size === 0) return o
+    const out = new FieldSet()
+    for (const [k, pe] of this.members) out.members.set(k, pe)
     for (const [k, pe] of o.members) out.members.set(k, pe)
+    for (const [k, c] of this.children) out.children.set(k, c)
     for (const [k, c] of o.children) {
-      const mine = out.children.get(k)
-      out.children.set(k, { pe: c.pe, set: mine ? mine.set.union(c.set) : c.set.copy() })
+      const mine = this.children.get(k)
+      out.children.set(k, mine ? { pe: c.pe, set: mine.set.union(c.set) } : c)
     }
     return out
   }
 
   intersection(o: FieldSet): FieldSet {
     const out = new FieldSet()
-    for (const [k, pe] of this.members) if (o.members.has(k)) out.members.set(k, pe)
+    const [small, big] = this.members.size <= o.members.size ? [this.members, o.members] : [o.members, this.members]
+    for (const [k, pe] of small) if (big.has(k)) out.members.set(k, pe)
     for (const [k, c] of this.children) {
       const oc = o.children.get(k)
       if (!oc) continue
@@ -288,11 +297,12 @@ export class FieldSet {
 
   /** Paths of this set not in `o` (members removed one by one; a member of `o` does not remove longer paths). */
   difference(o: FieldSet): FieldSet {
+    if (o.members.size === 0 && o.children.size === 0) return this
     const out = new FieldSet()
     for (const [k, pe] of this.members) if (!o.members.has(k)) out.members.set(k, pe)
     for (const [k, c] of this.children) {
       const oc = o.children.get(k)
-      if (!oc) { out.children.set(k, { pe: c.pe, set: c.set.copy() }); continue }
+      if (!oc) { out.children.set(k, c); continue }
       const r = c.set.difference(oc.set)
       if (!r.empty()) out.children.set(k, { pe: c.pe, set: r })
     }
@@ -301,12 +311,13 @@ export class FieldSet {
 
   /** Like difference, but a member of `o` also removes every path below it. */
   recursiveDifference(o: FieldSet): FieldSet {
+    if (o.members.size === 0 && o.children.size === 0) return this
     const out = new FieldSet()
     for (const [k, pe] of this.members) if (!o.members.has(k)) out.members.set(k, pe)
     for (const [k, c] of this.children) {
       if (o.members.has(k)) continue
       const oc = o.children.get(k)
-      if (!oc) { out.children.set(k, { pe: c.pe, set: c.set.copy() }); continue }
+      if (!oc) { out.children.set(k, c); continue }
       const r = c.set.recursiveDifference(oc.set)
       if (!r.empty()) out.children.set(k, { pe: c.pe, set: r })
     }
@@ -329,8 +340,9 @@ export class FieldSet {
   paths(): PathElement[][] {
     const out: PathElement[][] = []
     const walk = (s: FieldSet, prefix: PathElement[]): void => {
-      for (const pe of [...s.members.values()].sort(compareElements)) out.push([...prefix, pe])
-      for (const c of [...s.children.values()].sort((a, b) => compareElements(a.pe, b.pe))) walk(c.set, [...prefix, c.pe])
+      for (const pe of sortElements([...s.members.values()])) out.push([...prefix, pe])
+      const byKey = new Map([...s.children.values()].map((c) => [c.pe.key, c]))
+      for (const pe of sortElements([...s.children.values()].map((c) => c.pe))) walk(byKey.get(pe.key)!.set, [...prefix, pe])
     }
     walk(this, [])
     return out
@@ -355,16 +367,20 @@ export class FieldSet {
 
 const EMPTY = new FieldSet()
 
+/** Elements in FieldsV1 order (field names alone, the usual case, compare by name only). */
+function sortElements(pes: PathElement[]): PathElement[] {
+  if (pes.every((pe) => pe.kind === 'f')) return pes.sort((a, b) => compareStrings(a.name!, b.name!))
+  return pes.sort(compareElements)
+}
+
 function emit(s: FieldSet, includeSelf: boolean): Record<string, unknown> {
   const out: Record<string, unknown> = {}
   if (includeSelf && (s.members.size > 0 || s.children.size > 0)) out['.'] = {}
-  const keys = new Map<string, PathElement>()
-  for (const [k, pe] of s.members) keys.set(k, pe)
-  for (const [k, c] of s.children) if (!c.set.empty()) keys.set(k, c.pe)
-  for (const pe of [...keys.values()].sort(compareElements)) {
-    const member = s.members.has(pe.key)
+  const pes: PathElement[] = [...s.members.values()]
+  for (const c of s.children.values()) if (!s.members.has(c.pe.key) && !c.set.empty()) pes.push(c.pe)
+  for (const pe of sortElements(pes)) {
     const child = s.children.get(pe.key)
-    out[pe.key] = child && !child.set.empty() ? emit(child.set, member) : {}
+    out[pe.key] = child && !child.set.empty() ? emit(child.set, s.members.has(pe.key)) : {}
   }
   return out
 }
@@ -407,6 +423,22 @@ export function nodeFor(node: TypeNode, v: unknown): 'scalar' | 'map' | 'list' |
  * Throws an Error with the upstream text for items that cannot be keyed.
  */
 export function listItemElement(list: TypeNode, item: unknown): PathElement {
+  if (isObject(item)) {
+    let byList = itemElements.get(item)
+    const hit = byList?.get(list)
+    if (hit) return hit
+    const pe = computeItemElement(list, item)
+    if (!byList) { byList = new Map(); itemElements.set(item, byList) }
+    byList.set(list, pe)
+    return pe
+  }
+  return computeItemElement(list, item)
+}
+
+/** Path elements of list items, per item object and list type (items are not mutated while a write is computed). */
+const itemElements = new WeakMap<object, Map<TypeNode, PathElement>>()
+
+function computeItemElement(list: TypeNode, item: unknown): PathElement {
   const keys = list.listMapKeys
   if (list.listType === 'map' && keys.length > 0) {
     if (item === null) throw new Error('associative list with keys may not have a null element')

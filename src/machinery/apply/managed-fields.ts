@@ -43,7 +43,7 @@ export function emptyManaged(): Managed {
 
 export function cloneManaged(m: Managed): Managed {
   const fields = new Map<string, VersionedSet>()
-  for (const [k, v] of m.fields) fields.set(k, { set: v.set.copy(), apiVersion: v.apiVersion, applied: v.applied })
+  for (const [k, v] of m.fields) fields.set(k, { set: v.set, apiVersion: v.apiVersion, applied: v.applied })
   return { fields, times: new Map(m.times) }
 }
 
@@ -83,6 +83,7 @@ export function printManager(id: string): string {
 
 /** RFC 3339 in UTC with whole seconds, as metav1.Time serializes. */
 export function formatTime(t: string | number | Date): string {
+  if (typeof t === 'string' && /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/.test(t)) return t
   const d = t instanceof Date ? t : new Date(t)
   if (Number.isNaN(d.getTime())) return String(t)
   return d.toISOString().replace(/\.\d{3}Z$/, 'Z')

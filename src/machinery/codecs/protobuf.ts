@@ -507,6 +507,35 @@ export function encodeObject(obj: Record<string, any>): Buffer {
   const kind = obj?.kind
   if (typeof apiVersion !== 'string' || typeof kind !== 'string') throw new Error('protobuf: the object has no apiVersion or kind')
   const m = messageFor(apiVersion, kind)
+  return encodeEnvelope(apiVersion, kind, () => encMessage(m, obj))
+}
+
+/**
+ * A list from its metadata and its items one at a time (for example each parsed from stored JSON as it is
+ * reached, so that a large list never exists as one object graph): the same bytes as encodeObject of the list.
+ */
+export function encodeList(apiVersion: string, kind: string, metadata: Record<string, any> | undefined, items: Iterable<Record<string, any>>): Buffer {
+  const m = messageFor(apiVersion, kind)
+  const meta = m.byNo[1]
+  const itemsField = m.byNo[2]
+  if (!kind.endsWith('List') || !meta || meta.json !== 'metadata' || !itemsField || itemsField.json !== 'items' || !itemsField.msg) {
+    throw new Error(`protobuf: ${apiVersion} ${kind} is not a list`)
+  }
+  const itemMsg = itemsField.msg
+  return encodeEnvelope(apiVersion, kind, () => {
+    if (metadata !== undefined && metadata !== null) encField(m, meta, metadata)
+    for (const item of items) {
+      if (!isObject(item)) fail(m, 'items', 'expected an object')
+      wTag(0x12)
+      const at = beginLen()
+      encMessage(itemMsg, item)
+      endLen(at)
+    }
+  })
+}
+
+/** `k8s\0` + runtime.Unknown{typeMeta{apiVersion, kind}, raw: what writeRaw writes}. */
+function encodeEnvelope(apiVersion: string, kind: string, writeRaw: () => void): Buffer {
   const avLen = Buffer.byteLength(apiVersion, 'utf8')
   const kindLen = Buffer.byteLength(kind, 'utf8')
   // The object's message goes after room for the header, which is written in front of it once its length is known.
@@ -515,7 +544,7 @@ export function encodeObject(obj: Record<string, any>): Buffer {
   if (room + 1024 > out.length) grow(room + 1024)
   p = room
   try {
-    encMessage(m, obj)
+    writeRaw()
   } catch (err) {
     p = 0
     throw err
@@ -525,7 +554,7 @@ export function encodeObject(obj: Record<string, any>): Buffer {
   const start = room - (4 + 1 + varintSize(tmLen) + tmLen + 1 + varintSize(rawLen))
   const end = p
   p = start
-  for (const b of MAGIC) out[p++] = b
+  for (const c of MAGIC) out[p++] = c
   out[p++] = 0x0a
   wVarint(tmLen)
   out[p++] = 0x0a
@@ -610,20 +639,13 @@ function rLen(end: number): number {
   return len
 }
 
+/** Buffer's own UTF-8 slice (undocumented but long-standing; protobufjs reads strings with it too). */
+const fastUtf8 = typeof (Buffer.prototype as unknown as { utf8Slice?: unknown }).utf8Slice === 'function'
+
 function rString(len: number): string {
   const start = pos
-  const e = start + len
-  pos = e
-  if (len < 16) {
-    let s = ''
-    for (let i = start; i < e; i++) {
-      const c = b[i]
-      if (c > 127) return b.toString('utf8', start, e)
-      s += String.fromCharCode(c)
-    }
-    return s
-  }
-  return b.toString('utf8', start, e)
+  pos += len
+  return fastUtf8 ? (b as unknown as { utf8Slice(s: number, e: number): string }).utf8Slice(start, pos) : b.toString('utf8', start, pos)
 }
 
 function skip(wire: number, end: number): void {

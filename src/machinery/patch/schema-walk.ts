@@ -33,7 +33,10 @@ const KEY_DEFAULTS: Record<string, Record<string, unknown>> = {
  * Struct fields that the Go types hold by value (never omitted when serialized), besides the `required` ones: their
  * node is "already there" in any object, so an Update never records it as added (no `.` entry).
  */
-const VALUE_STRUCT_FIELDS = new Set(['metadata', 'spec', 'status', 'template', 'strategy', 'updateStrategy', 'jobTemplate', 'resources'])
+const VALUE_STRUCT_FIELDS = new Set([
+  'metadata', 'spec', 'status', 'template', 'strategy', 'updateStrategy', 'jobTemplate', 'resources', 'nodeInfo', 'daemonEndpoints',
+  'kubeletEndpoint', 'state', 'lastState', 'source', 'loadBalancer', 'conditions',
+])
 const POINTER_STRUCT_FIELDS = new Set(['io.orch.api.core.v1.ReplicationControllerSpec.template', 'io.orch.api.core.v1.PodSpec.resources'])
 
 function splitStrategies(v: unknown): string[] {

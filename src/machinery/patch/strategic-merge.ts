@@ -148,10 +148,14 @@ function keyOf(item: unknown, mergeKey: string, kind: ElemKind): unknown {
   return item
 }
 
-function indexIn(list: unknown[], val: unknown, mergeKey: string, kind: ElemKind): number {
-  const want = keyOf(val, mergeKey, kind)
-  for (let i = 0; i < list.length; i++) if (keyOf(list[i], mergeKey, kind) === want) return i
-  return -1
+/** Position of each key's first occurrence in a list (upstream `index`, precomputed). */
+function orderIndex(list: unknown[], mergeKey: string, kind: ElemKind): Map<unknown, number> {
+  const m = new Map<unknown, number>()
+  list.forEach((x, i) => {
+    const k = keyOf(x, mergeKey, kind)
+    if (!m.has(k)) m.set(k, i)
+  })
+  return m
 }
 
 function findMapByKey(list: unknown[], key: string, value: unknown): number {
@@ -183,7 +187,7 @@ function extractToDeleteItems(l: unknown[]): [unknown[], unknown[]] {
   return [keep, del]
 }
 
-/** Go's sort.SliceStable for small inputs (insertion sort), with upstream's order predicate. */
+/** Sorts `toSort` by the positions in `order` (stable; upstream's predicate when an item is not in `order`). */
 function normalizeSliceOrder(toSort: unknown[], order: unknown[], mergeKey: string, kind: ElemKind): unknown[] {
   let items = toSort
   let toDelete: unknown[] = []
@@ -191,31 +195,35 @@ function normalizeSliceOrder(toSort: unknown[], order: unknown[], mergeKey: stri
     validateMergeKeyInLists(mergeKey, items, order)
     ;[items, toDelete] = extractToDeleteItems(items)
   }
-  const a = items.slice()
-  const less = (x: unknown, y: unknown): boolean => {
-    const ix = indexIn(order, x, mergeKey, kind)
-    if (ix >= 0) {
-      const iy = indexIn(order, y, mergeKey, kind)
-      if (iy >= 0) return ix < iy
+  const pos = orderIndex(order, mergeKey, kind)
+  const idx = items.map((x) => pos.get(keyOf(x, mergeKey, kind)) ?? -1)
+  let sorted: unknown[]
+  if (idx.every((i) => i >= 0)) {
+    sorted = items.map((x, i) => [x, idx[i]!] as const).sort((a, b) => a[1] - b[1]).map((e) => e[0])
+  } else {
+    // Go's sort.SliceStable (insertion sort) with a predicate that is true whenever an item is not in `order`.
+    const a = items.map((x, i) => [x, idx[i]!] as const)
+    const less = (x: readonly [unknown, number], y: readonly [unknown, number]): boolean => (x[1] >= 0 && y[1] >= 0 ? x[1] < y[1] : true)
+    for (let i = 1; i < a.length; i++) {
+      for (let j = i; j > 0 && less(a[j]!, a[j - 1]!); j--) { const t = a[j]!; a[j] = a[j - 1]!; a[j - 1] = t }
     }
-    return true
+    sorted = a.map((e) => e[0])
   }
-  for (let i = 1; i < a.length; i++) {
-    for (let j = i; j > 0 && less(a[j], a[j - 1]); j--) { const t = a[j]; a[j] = a[j - 1]; a[j - 1] = t }
-  }
-  return a.concat(toDelete)
+  return sorted.concat(toDelete)
 }
 
 /** Interleaves server-only items (left) into the patch items (right) by the live order, keeping both relative orders. */
 function mergeSortedSlice(left: unknown[], right: unknown[], serverOrder: unknown[], mergeKey: string, kind: ElemKind): unknown[] {
+  const pos = orderIndex(serverOrder, mergeKey, kind)
+  const at = (x: unknown): number => pos.get(keyOf(x, mergeKey, kind)) ?? -1
   const out: unknown[] = []
   let i = 0
   let j = 0
   while (i < left.length || j < right.length) {
     if (i >= left.length) { out.push(right[j++]); continue }
     if (j >= right.length) { out.push(left[i++]); continue }
-    const li = indexIn(serverOrder, left[i], mergeKey, kind)
-    const ri = indexIn(serverOrder, right[j], mergeKey, kind)
+    const li = at(left[i])
+    const ri = at(right[j])
     if (li >= 0 && ri >= 0 && li < ri) out.push(left[i++])
     else out.push(right[j++])
   }
@@ -237,12 +245,17 @@ function partitionPrimitives(merged: unknown[], by: unknown[]): [unknown[], unkn
 }
 
 function partitionMaps(merged: unknown[], by: unknown[], mergeKey: string): [unknown[], unknown[]] {
+  const keys = new Set<unknown>()
+  by.forEach((x, i) => {
+    if (!isObject(x)) throw internalErr(`value for key ${i} is not a map`)
+    if (has(x, mergeKey)) keys.add(x[mergeKey])
+  })
   const patch: unknown[] = []
   const serverOnly: unknown[] = []
   for (const v of merged) {
     if (!isObject(v)) throw errBadArgType('map[string]interface {}', v)
     if (!has(v, mergeKey)) throw errNoMergeKey(v, mergeKey)
-    ;(findMapByKey(by, mergeKey, v[mergeKey]) >= 0 ? patch : serverOnly).push(v)
+    ;(keys.has(v[mergeKey]) ? patch : serverOnly).push(v)
   }
   return [patch, serverOnly]
 }
@@ -435,12 +448,20 @@ function mergeSliceWithSpecialElements(original: unknown[], patch: unknown[], me
 }
 
 function mergeSliceWithoutSpecialElements(original: unknown[], patch: unknown[], mergeKey: string, elem: TypeNode): unknown[] {
+  const pos = new Map<unknown, number>()
+  original.forEach((item, i) => {
+    if (!isObject(item)) throw internalErr(`value for key ${i} is not a map`)
+    if (has(item, mergeKey) && !pos.has(item[mergeKey])) pos.set(item[mergeKey], i)
+  })
   for (const v of patch) {
     const m = v as Obj
     if (!has(m, mergeKey)) throw errNoMergeKey(m, mergeKey)
-    const i = findMapByKey(original, mergeKey, m[mergeKey])
-    if (i >= 0) original[i] = mergeMap(original[i] as Obj, m, elem)
-    else original.push(takeAsIs(m)[0])
+    const i = pos.get(m[mergeKey])
+    if (i !== undefined) original[i] = mergeMap(original[i] as Obj, m, elem)
+    else {
+      pos.set(m[mergeKey], original.length)
+      original.push(takeAsIs(m)[0])
+    }
   }
   return original
 }

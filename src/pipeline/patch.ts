@@ -1,0 +1,131 @@
+// The patch verb: JSON patch, merge patch, strategic merge patch and server-side apply, through the guaranteed update.
+import { parse as yamlParse } from 'yaml'
+import { ApiError, badRequest, conflict, invalid, notFound, unsupportedMediaType, fieldRequired } from '../machinery/errors.js'
+import { apply as applyJsonPatch, PatchError } from '../machinery/patch/json-patch.js'
+import { apply as applyMergePatch } from '../machinery/patch/merge-patch.js'
+import { apply as applyStrategic } from '../machinery/patch/strategic-merge.js'
+import { typeTree } from '../machinery/patch/schema-walk.js'
+import { applyPatch, conflictError, ApplyError } from '../machinery/apply/apply.js'
+import { loadDefinitions } from '../registry/schema.js'
+import type { Obj, ResolvedDefinition } from '../registry/define.js'
+import type { RequestContext, Response } from './context.js'
+import type { UpdateTarget } from './admission.js'
+import { dropNulls } from '../registry/schema.js'
+import { authorizeVerb } from './authorize.js'
+import { create, gr, guaranteedUpdate, keyFor, resetFields, shardOfDef, storeOf } from './dispatch.js'
+
+const JSON_PATCH = 'application/json-patch+json'
+const MERGE_PATCH = 'application/merge-patch+json'
+const STRATEGIC = 'application/strategic-merge-patch+json'
+const APPLY_YAML = 'application/apply-patch+yaml'
+const APPLY_CBOR = 'application/apply-patch+cbor'
+
+let cborApply = false
+export function configurePatch(opts: { cbor: boolean }): void { cborApply = opts.cbor }
+
+function patchTypes(): string[] {
+  const t = [JSON_PATCH, MERGE_PATCH, STRATEGIC, APPLY_YAML]
+  if (cborApply) t.push(APPLY_CBOR)
+  return t
+}
+
+function parseBody(ctx: RequestContext, yaml: boolean): unknown {
+  const text = ctx.body.toString('utf8')
+  try {
+    return yaml ? yamlParse(text) : JSON.parse(text)
+  } catch (err) {
+    throw badRequest(`error decoding patch: ${(err as Error).message}`)
+  }
+}
+
+function asApiError(err: unknown): unknown {
+  if (err instanceof PatchError || err instanceof ApplyError) return err.toApiError()
+  return err
+}
+
+function isForce(ctx: RequestContext): boolean {
+  const f = ctx.query.get('force')
+  if (f === null || f === '' || f === 'false') return false
+  if (f === 'true') return true
+  throw badRequest(`invalid force value: "${f}"`)
+}
+
+export async function patch(ctx: RequestContext, def: ResolvedDefinition, target: UpdateTarget): Promise<Response> {
+  const ct = (ctx.headers['content-type'] ?? '').split(';')[0].trim().toLowerCase()
+  if (!patchTypes().includes(ct)) throw unsupportedMediaType(patchTypes())
+  const name = ctx.info.name
+  const schema = typeTree(loadDefinitions(), def.schemaRef)
+  if (ct === APPLY_YAML || ct === APPLY_CBOR) return serverSideApply(ctx, def, target, name, schema)
+  if (isForce(ctx)) throw badRequest('force is only allowed for apply patches')
+  const body = parseBody(ctx, false)
+  return guaranteedUpdate(ctx, def, target, name, 0, (old, curRv) => {
+    let out: unknown
+    try {
+      if (ct === JSON_PATCH) out = applyJsonPatch(old, body)
+      else if (ct === MERGE_PATCH) out = applyMergePatch(old, body)
+      else out = applyStrategic(old, body, schema)
+    } catch (err) { throw asApiError(err) }
+    if (out === null || typeof out !== 'object' || Array.isArray(out)) throw badRequest('the patched object is not an object')
+    const o = out as Obj
+    // A patch that pins a resourceVersion is conditional on it.
+    const pinned = o.metadata?.resourceVersion
+    if (pinned !== undefined && pinned !== '' && String(pinned) !== String(curRv)) throw conflict(gr(def), name)
+    if (o.metadata?.name !== undefined && o.metadata.name !== name) {
+      throw badRequest(`the name of the object (${o.metadata.name}) does not match the name on the URL (${name})`)
+    }
+    dropNulls(o)
+    o.apiVersion = def.apiVersion
+    o.kind = def.kind
+    return { object: o, tracked: false }
+  })
+}
+
+async function serverSideApply(ctx: RequestContext, def: ResolvedDefinition, target: UpdateTarget, name: string, schema: ReturnType<typeof typeTree>): Promise<Response> {
+  const manager = ctx.query.get('fieldManager')
+  if (!manager) {
+    throw invalid('PatchOptions.meta.orch.io', 'meta.orch.io', 'PatchOptions', '', [fieldRequired('fieldManager', 'is required for apply patch')])
+  }
+  const applied = parseBody(ctx, true)
+  if (applied === null || typeof applied !== 'object' || Array.isArray(applied)) throw badRequest('error decoding patch: the apply body must be an object')
+  const body = applied as Obj
+  if (ctx.aliasGroup !== undefined && body.apiVersion === `${ctx.aliasGroup}/${def.version}`) body.apiVersion = def.apiVersion
+  if (body.metadata?.name !== undefined && body.metadata.name !== name) {
+    throw badRequest(`the name of the object (${body.metadata.name}) does not match the name on the URL (${name})`)
+  }
+  const force = isForce(ctx)
+  const store = storeOf()
+  const exists = store.getFresh(shardOfDef(def), keyFor(def, ctx.info.namespace, name)) !== undefined
+  if (!exists) {
+    if (target !== 'main') throw notFound(gr(def), name)
+    // Apply creates: that needs the create permission too.
+    await authorizeVerb(ctx, 'create')
+    let r: ReturnType<typeof applyPatch>
+    try {
+      r = applyPatch(undefined, body, manager, { force, apiVersion: def.apiVersion, now: new Date().toISOString(), schema, ignoredFields: resetFields(def, target) })
+    } catch (err) { throw asApiError(err) }
+    const o = r.object
+    o.metadata = { ...(o.metadata ?? {}), name }
+    ctx.body = Buffer.from(JSON.stringify(o))
+    ctx.headers['content-type'] = 'application/json'
+    ctx.info = { ...ctx.info, name: '' }
+    try {
+      return await create(ctx, def, { tracked: true })
+    } catch (err) {
+      if (err instanceof ApiError && err.code === 409 && err.reason === 'AlreadyExists') {
+        // Created meanwhile: apply onto it.
+        ctx.info = { ...ctx.info, name }
+        ctx.body = Buffer.from(JSON.stringify(applied))
+        return serverSideApply(ctx, def, target, name, schema)
+      }
+      throw err
+    }
+  }
+  return guaranteedUpdate(ctx, def, target, name, 0, (old) => {
+    let r: ReturnType<typeof applyPatch>
+    try {
+      r = applyPatch(old, structuredClone(body), manager, { force, apiVersion: def.apiVersion, now: new Date().toISOString(), schema, subresource: target === 'main' ? undefined : target, ignoredFields: resetFields(def, target) })
+    } catch (err) { throw asApiError(err) }
+    if (r.conflicts.length > 0) throw conflictError(r.conflicts, manager)
+    return { object: r.object, tracked: true }
+  })
+}
