@@ -58,7 +58,9 @@ export const list: Scenario = {
         return 'ok'
       })
       closeAll(conns)
+      const stageTimings = ctx.list('log-level')[0] === 'info' ? await srv.accessTimings(r.window) : undefined
       rows.push(loadRow('orch', `LIST page of ${pageSize}`, 'pages/s', r, w, {
+        stageTimings,
         details: { objects: N, firstPageItems, meanPageBytes: fetched ? Math.round(bytes / fetched) : 0, fullWalks: walksDone },
       }))
       rows.push(await fullLists(ctx, srv.url, srv.sampler, N))

@@ -1,6 +1,9 @@
 // The admission stage: decode the body, default, system metadata, the type's strategy, validation; canonical JSON out.
 import { randomUUID, randomBytes } from 'node:crypto'
-import { parse as yamlParse } from 'yaml'
+import { parse as yamlParse, parseDocument, isMap, isSeq, isScalar } from 'yaml'
+import { pruneUnknown, hasDuplicateKeys, duplicateKeys } from '../machinery/field-validation.js'
+import { typeTree } from '../machinery/patch/schema-walk.js'
+import { loadDefinitions } from '../registry/schema.js'
 import {
   badRequest, invalid, unsupportedMediaType, fieldInvalid, type FieldError,
 } from '../machinery/errors.js'
@@ -21,20 +24,74 @@ export function decodeBody(ctx: RequestContext): unknown {
   const ct = (ctx.headers['content-type'] ?? 'application/json').split(';')[0].trim().toLowerCase()
   const text = ctx.body.toString('utf8')
   if (ct === 'application/json' || ct === '' || ct === '*/*') {
+    let v: unknown
     try {
-      return JSON.parse(text)
+      v = JSON.parse(text)
     } catch (err) {
       throw badRequest(`couldn't get version/kind; json parse error: ${(err as Error).message}`)
     }
+    if (hasDuplicateKeys(text, v)) ctx.duplicateFields = duplicateKeys(text)
+    return v
   }
   if (ct === 'application/yaml' || ct === 'application/x-yaml' || ct === 'text/yaml') {
-    try {
-      return yamlParse(text)
-    } catch (err) {
-      throw badRequest(`error converting YAML to JSON: ${(err as Error).message}`)
-    }
+    return parseYaml(ctx, text)
   }
   throw unsupportedMediaType(BODY_TYPES)
+}
+
+/** YAML with duplicate keys is accepted and the duplicates are recorded for field validation. */
+export function parseYaml(ctx: RequestContext, text: string): unknown {
+  try {
+    return yamlParse(text)
+  } catch (err) {
+    const m = /Map keys must be unique/.exec((err as Error).message)
+    if (!m) throw badRequest(`error converting YAML to JSON: ${(err as Error).message}`)
+  }
+  const doc = parseDocument(text, { uniqueKeys: false })
+  if (doc.errors.length > 0) throw badRequest(`error converting YAML to JSON: ${doc.errors[0].message}`)
+  const v = doc.toJS() as unknown
+  ctx.duplicateFields = duplicateKeys(yamlAsJsonWithDuplicates(doc))
+  return v
+}
+
+/** The YAML document as JSON text that keeps duplicate keys, so the JSON scanner can name them. */
+function yamlAsJsonWithDuplicates(doc: ReturnType<typeof parseDocument>): string {
+  const emit = (n: unknown): string => {
+    if (isMap(n)) return `{${n.items.map((p) => `${JSON.stringify(String(isScalar(p.key) ? p.key.value : p.key))}:${emit(p.value)}`).join(',')}}`
+    if (isSeq(n)) return `[${n.items.map(emit).join(',')}]`
+    if (isScalar(n)) return JSON.stringify(n.value ?? null)
+    return 'null'
+  }
+  return emit(doc.contents)
+}
+
+export type FieldValidation = 'Ignore' | 'Warn' | 'Strict'
+
+export function fieldValidationOf(ctx: RequestContext): FieldValidation {
+  const v = ctx.query.get('fieldValidation') ?? ''
+  if (v === '' || v === 'Warn') return 'Warn'
+  if (v === 'Ignore' || v === 'Strict') return v
+  throw badRequest(`fieldValidation: Unsupported value: "${v}": supported values: "Ignore", "Strict", "Warn"`)
+}
+
+/** Warning header value of one text (quotes and backslashes escaped). */
+function warning(text: string): string { return `299 - "${text.replace(/[\\"]/g, (c) => `\\${c}`)}"` }
+
+/**
+ * Unknown fields are pruned from the object and, with duplicate keys of the body, warned about (Warn, the default),
+ * refused with one 400 naming them all (Strict), or dropped silently (Ignore).
+ */
+export function checkFields(ctx: RequestContext, def: ResolvedDefinition, o: Obj): void {
+  const mode = fieldValidationOf(ctx)
+  const unknown = pruneUnknown(o, typeTree(loadDefinitions(), def.schemaRef))
+  if (mode === 'Ignore') return
+  const problems = [...(ctx.duplicateFields ?? []).map((f) => `duplicate field "${f}"`), ...unknown.map((f) => `unknown field "${f}"`)]
+  if (problems.length === 0) return
+  if (mode === 'Strict') {
+    throw badRequest(`${def.kind} in version "${def.version}" cannot be handled as a ${def.kind}: strict decoding error: ${problems.join(', ')}`)
+  }
+  const seen = new Set<string>()
+  for (const p of problems) if (!seen.has(p)) { seen.add(p); ctx.responseHeaders.push(['Warning', warning(p)]) }
 }
 
 /** The body as an object of the path's kind: type meta filled from the path when absent, checked when present. */
@@ -59,6 +116,7 @@ export function decodeObject(ctx: RequestContext, def: ResolvedDefinition): Obj 
   }
   dropNulls(o)
   if (o.metadata === undefined) o.metadata = {}
+  checkFields(ctx, def, o)
   return o
 }
 

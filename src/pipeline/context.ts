@@ -39,6 +39,8 @@ export class RequestContext {
   /** The pretty query flag. */
   pretty: boolean
   aborted: boolean
+  /** Keys the body repeats (field validation reports them). */
+  duplicateFields: string[] | undefined
 
   constructor(method: string, url: string, query: URLSearchParams, headers: Record<string, string>, info: RequestInfo, root: Logger, reqId = '') {
     this.method = method
@@ -60,6 +62,7 @@ export class RequestContext {
     const p = query.get('pretty')
     this.pretty = p !== null && p !== 'false' && p !== '0'
     this.aborted = false
+    this.duplicateFields = undefined
   }
 
   /** The request's child logger, made on first use (most requests log nothing but their access line). */

@@ -1,5 +1,4 @@
 // The patch verb: JSON patch, merge patch, strategic merge patch and server-side apply, through the guaranteed update.
-import { parse as yamlParse } from 'yaml'
 import { ApiError, badRequest, conflict, invalid, notFound, unsupportedMediaType, fieldRequired } from '../machinery/errors.js'
 import { apply as applyJsonPatch, PatchError } from '../machinery/patch/json-patch.js'
 import { apply as applyMergePatch } from '../machinery/patch/merge-patch.js'
@@ -9,7 +8,8 @@ import { applyPatch, conflictError, ApplyError } from '../machinery/apply/apply.
 import { loadDefinitions } from '../registry/schema.js'
 import type { Obj, ResolvedDefinition } from '../registry/define.js'
 import type { RequestContext, Response } from './context.js'
-import type { UpdateTarget } from './admission.js'
+import { checkFields, parseYaml, type UpdateTarget } from './admission.js'
+import { hasDuplicateKeys, duplicateKeys } from '../machinery/field-validation.js'
 import { dropNulls } from '../registry/schema.js'
 import { authorizeVerb } from './authorize.js'
 import { create, gr, guaranteedUpdate, keyFor, resetFields, shardOfDef, storeOf } from './dispatch.js'
@@ -31,11 +31,15 @@ function patchTypes(): string[] {
 
 function parseBody(ctx: RequestContext, yaml: boolean): unknown {
   const text = ctx.body.toString('utf8')
+  if (yaml) return parseYaml(ctx, text)
+  let v: unknown
   try {
-    return yaml ? yamlParse(text) : JSON.parse(text)
+    v = JSON.parse(text)
   } catch (err) {
     throw badRequest(`error decoding patch: ${(err as Error).message}`)
   }
+  if (hasDuplicateKeys(text, v)) ctx.duplicateFields = duplicateKeys(text)
+  return v
 }
 
 function asApiError(err: unknown): unknown {
@@ -76,6 +80,7 @@ export async function patch(ctx: RequestContext, def: ResolvedDefinition, target
     dropNulls(o)
     o.apiVersion = def.apiVersion
     o.kind = def.kind
+    checkFields(ctx, def, o)
     return { object: o, tracked: false }
   })
 }
@@ -88,6 +93,7 @@ async function serverSideApply(ctx: RequestContext, def: ResolvedDefinition, tar
   const applied = parseBody(ctx, true)
   if (applied === null || typeof applied !== 'object' || Array.isArray(applied)) throw badRequest('error decoding patch: the apply body must be an object')
   const body = applied as Obj
+  checkFields(ctx, def, body)
   if (ctx.aliasGroup !== undefined && body.apiVersion === `${ctx.aliasGroup}/${def.version}`) body.apiVersion = def.apiVersion
   if (body.metadata?.name !== undefined && body.metadata.name !== name) {
     throw badRequest(`the name of the object (${body.metadata.name}) does not match the name on the URL (${name})`)

@@ -738,7 +738,7 @@ const discovery: Record<string, unknown> = {
   },
 }
 
-async function kubectlBody(args: string[]): Promise<{ run: { code: number; stderr: string }; posts: Recorded[] }> {
+async function kubectlBody(args: string[], answerWith?: Obj): Promise<{ run: { code: number; stdout: string; stderr: string }; posts: Recorded[] }> {
   const posts: Recorded[] = []
   const server = createServer((req: IncomingMessage, res: ServerResponse) => {
     const chunks: Buffer[] = []
@@ -753,6 +753,12 @@ async function kubectlBody(args: string[]): Promise<{ run: { code: number; stder
       if (req.method === 'POST') {
         const body = Buffer.concat(chunks)
         posts.push({ method: req.method, url: req.url ?? '', contentType: req.headers['content-type'], body })
+        if (answerWith) {
+          // Our protobuf encoding, for kubectl's (Go's) decoder to read.
+          res.writeHead(201, { 'content-type': 'application/vnd.kubernetes.protobuf' })
+          res.end(encodeObject(answerWith))
+          return
+        }
         // Answer the object back (JSON is fine for a protobuf-preferring client), in the upstream group spelling.
         let answer: Obj
         try {
@@ -775,10 +781,10 @@ async function kubectlBody(args: string[]): Promise<{ run: { code: number; stder
   const port = (server.address() as { port: number }).port
   const home = mkdtempSync(join(tmpdir(), 'orch-pb-kubectl-'))
   try {
-    const run = await new Promise<{ code: number; stderr: string }>((resolve) => {
+    const run = await new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
       execFile('kubectl', ['--server', `http://127.0.0.1:${port}`, '--insecure-skip-tls-verify', ...args], {
-        env: { ...process.env, HOME: home, KUBECONFIG: '' }, timeout: 60_000,
-      }, (err, _stdout, stderr) => resolve({ code: err ? (typeof (err as any).code === 'number' ? (err as any).code : -1) : 0, stderr: String(stderr) }))
+        env: { ...process.env, HOME: home, KUBECONFIG: '' }, timeout: 60_000, maxBuffer: 16 << 20,
+      }, (err, stdout, stderr) => resolve({ code: err ? (typeof (err as any).code === 'number' ? (err as any).code : -1) : 0, stdout: String(stdout), stderr: String(stderr) }))
     })
     return { run, posts }
   } finally {
@@ -819,5 +825,54 @@ t.test('kubectl create sends protobuf bodies that decode', { skip: haveKubectl ?
     // Without --namespace, kubectl leaves metadata.namespace empty (gogo writes it as ""): the URL carries it.
     t.strictSame(decodeObject(post.body), c.want, `decoded body of kubectl ${c.args.slice(0, 2).join(' ')}`)
     t.strictSame(decodeObject(post.body, { apiVersion: c.want.apiVersion, kind: c.want.kind }), c.want)
+  }
+})
+
+/** Every leaf of `want` is in `got` with the same value (Go's JSON adds empty structs and nulls of its own). */
+function missingFrom(want: unknown, got: unknown, path = ''): string[] {
+  if (Array.isArray(want)) {
+    if (!Array.isArray(got) || got.length !== want.length) return [`${path}: ${JSON.stringify(got)} is not an array of ${want.length}`]
+    return want.flatMap((w, i) => missingFrom(w, got[i], `${path}[${i}]`))
+  }
+  if (want !== null && typeof want === 'object') {
+    if (got === null || typeof got !== 'object') return [`${path}: ${JSON.stringify(got)} is not an object`]
+    return Object.entries(want).flatMap(([k, w]) => missingFrom(w, (got as Obj)[k], `${path}.${k}`))
+  }
+  return want === got ? [] : [`${path}: want ${JSON.stringify(want)}, got ${JSON.stringify(got)}`]
+}
+
+const toUpstream = (o: Obj): Obj => ({ ...o, apiVersion: (o.apiVersion as string).replace('.orch.io/', '.k8s.io/') })
+
+t.test('kubectl (Go) reads our protobuf encoding of the samples', { skip: haveKubectl ? false : 'kubectl not installed' }, async (t) => {
+  // Typed create commands decode the server's answer with client-go's protobuf decoder and print it with -o json.
+  const cases: Array<[string, string[]]> = [
+    ['v1/ConfigMap', ['create', 'configmap', 'x']],
+    ['v1/Secret', ['create', 'secret', 'generic', 's']],
+    ['v1/Namespace', ['create', 'namespace', 'n']],
+    ['v1/ServiceAccount', ['create', 'serviceaccount', 'sa']],
+    ['v1/Service', ['create', 'service', 'clusterip', 'svc', '--tcp=80:8080']],
+    ['v1/ResourceQuota', ['create', 'quota', 'q', '--hard=pods=1']],
+    ['apps/v1/Deployment', ['create', 'deployment', 'd', '--image=nginx']],
+    ['batch/v1/Job', ['create', 'job', 'j', '--image=busybox']],
+    ['batch/v1/CronJob', ['create', 'cronjob', 'c', '--image=busybox', '--schedule=* * * * *']],
+    ['policy/v1/PodDisruptionBudget', ['create', 'pdb', 'p', '--selector=app=x', '--min-available=1']],
+    ['scheduling.orch.io/v1/PriorityClass', ['create', 'priorityclass', 'pc', '--value=10']],
+    ['networking.orch.io/v1/Ingress', ['create', 'ingress', 'i', '--rule=foo.com/bar=svc:80']],
+    ['rbac.authorization.orch.io/v1/ClusterRoleBinding', ['create', 'clusterrolebinding', 'crb', '--clusterrole=x', '--user=u']],
+    ['rbac.authorization.orch.io/v1/RoleBinding', ['create', 'rolebinding', 'rb', '--role=x', '--user=u']],
+  ]
+  // Fields newer than kubectl 1.32's types: client-go skips them as unknown protobuf fields.
+  const newerThanKubectl: Record<string, string[]> = { 'apps/v1/Deployment': ['status.terminatingReplicas'] }
+  for (const [key, args] of cases) {
+    const sample = toUpstream(samples[key])
+    const { run } = await kubectlBody([...args, '-o', 'json'], sample)
+    t.equal(run.code, 0, `kubectl ${args.slice(0, 2).join(' ')}: ${run.stderr}`)
+    if (run.code !== 0) continue
+    const want = structuredClone(sample)
+    for (const path of newerThanKubectl[key] ?? []) {
+      const parts = path.split('.')
+      delete parts.slice(0, -1).reduce((o: Obj, k) => o[k], want)[parts[parts.length - 1]]
+    }
+    t.strictSame(missingFrom(want, JSON.parse(run.stdout)), [], `${key}: client-go decodes every field we wrote`)
   }
 })

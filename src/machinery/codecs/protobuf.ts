@@ -105,38 +105,45 @@ function loadTable(): Table {
   return JSON.parse(readFileSync(url, 'utf8')) as Table
 }
 
-const table = loadTable()
 const messages = new Map<string, Msg>()
-for (const [name, m] of Object.entries(table.messages)) {
-  const special = m.special ? SPECIALS[m.special] : S_NONE
-  if (special === undefined) throw new Error(`protobuf-messages.json: unknown special ${m.special}`)
-  messages.set(name, new Msg(name, special))
-}
-for (const [name, m] of Object.entries(table.messages)) {
-  const msg = messages.get(name)!
-  const rename = SPECIAL_FIELD_NAMES[msg.special]
-  msg.byNo = new Array<Field | undefined>(m.fields.reduce((n, f) => Math.max(n, f[0]), 0) + 1).fill(undefined)
-  for (const [no, json, type, label, flags] of m.fields) {
-    const f = new Field(no, rename?.[no] ?? json, type, label, flags)
-    if (f.kind === MSG) {
-      f.msg = messages.get(type) ?? null
-      if (!f.msg) throw new Error(`protobuf-messages.json: ${name}.${json}: unknown message ${type}`)
-    } else if (f.kind === MAP) {
-      const value = type.slice('map<string,'.length, -1)
-      f.valueKind = SCALAR_KINDS[value] ?? MSG
-      if (f.valueKind === MSG) {
-        f.valueMsg = messages.get(value) ?? null
-        if (!f.valueMsg) throw new Error(`protobuf-messages.json: ${name}.${json}: unknown message ${value}`)
-      }
-    }
-    msg.fields.push(f)
-    msg.byNo[no] = f
-    if (f.inline) msg.hasInline = true
-    else msg.byJson.set(f.json, f)
+const kinds = new Map<string, Msg>()
+const anyVersionKinds = new Map<string, Msg>()
+
+/** Builds the descriptors on first use (processes that never see protobuf never read the table). */
+function init(): void {
+  if (messages.size > 0) return
+  const table = loadTable()
+  for (const [name, m] of Object.entries(table.messages)) {
+    const special = m.special ? SPECIALS[m.special] : S_NONE
+    if (special === undefined) throw new Error(`protobuf-messages.json: unknown special ${m.special}`)
+    messages.set(name, new Msg(name, special))
   }
+  for (const [name, m] of Object.entries(table.messages)) {
+    const msg = messages.get(name)!
+    const rename = SPECIAL_FIELD_NAMES[msg.special]
+    msg.byNo = new Array<Field | undefined>(m.fields.reduce((n, f) => Math.max(n, f[0]), 0) + 1).fill(undefined)
+    for (const [no, json, type, label, flags] of m.fields) {
+      const f = new Field(no, rename?.[no] ?? json, type, label, flags)
+      if (f.kind === MSG) {
+        f.msg = messages.get(type) ?? null
+        if (!f.msg) throw new Error(`protobuf-messages.json: ${name}.${json}: unknown message ${type}`)
+      } else if (f.kind === MAP) {
+        const value = type.slice('map<string,'.length, -1)
+        f.valueKind = SCALAR_KINDS[value] ?? MSG
+        if (f.valueKind === MSG) {
+          f.valueMsg = messages.get(value) ?? null
+          if (!f.valueMsg) throw new Error(`protobuf-messages.json: ${name}.${json}: unknown message ${value}`)
+        }
+      }
+      msg.fields.push(f)
+      msg.byNo[no] = f
+      if (f.inline) msg.hasInline = true
+      else msg.byJson.set(f.json, f)
+    }
+  }
+  for (const [k, v] of Object.entries(table.kinds)) kinds.set(k, messages.get(v)!)
+  for (const [k, v] of Object.entries(table.anyVersionKinds)) anyVersionKinds.set(k, messages.get(v)!)
 }
-const kinds = new Map<string, Msg>(Object.entries(table.kinds).map(([k, v]) => [k, messages.get(v)!]))
-const anyVersionKinds = new Map<string, Msg>(Object.entries(table.anyVersionKinds).map(([k, v]) => [k, messages.get(v)!]))
 
 /** `<x>.k8s.io/<v>` (the upstream spelling clients send) -> `<x>.orch.io/<v>`; anything else unchanged. */
 function toOrchApiVersion(apiVersion: string): string {
@@ -147,6 +154,7 @@ function toOrchApiVersion(apiVersion: string): string {
 }
 
 function messageFor(apiVersion: string, kind: string): Msg {
+  init()
   const m = kinds.get(`${toOrchApiVersion(apiVersion)}/${kind}`) ?? anyVersionKinds.get(kind)
   if (!m) throw new Error(`protobuf: no protobuf message for ${apiVersion || '(no apiVersion)'} ${kind || '(no kind)'}`)
   return m
@@ -268,26 +276,13 @@ function wString(s: string): void {
   p += out.write(s, p, len, 'utf8')
 }
 
+/** A base64 string as length-delimited bytes. */
 function wBase64(s: string): void {
   const max = Math.ceil(s.length / 4) * 3 + 3
-  if (p + max + 5 > out.length) grow(max + 5)
-  if (max < 128) {
-    const at = p++
-    p += out.write(s, p, max, 'base64')
-    endLen(at)
-    return
-  }
-  const bytes = Buffer.from(s, 'base64')
-  wVarint(bytes.length)
-  bytes.copy(out, p)
-  p += bytes.length
-}
-
-function wRaw(bytes: Uint8Array): void {
-  wVarint(bytes.length)
-  if (p + bytes.length > out.length) grow(bytes.length)
-  out.set(bytes, p)
-  p += bytes.length
+  if (p + max + 1 > out.length) grow(max + 1)
+  const at = p++
+  p += out.write(s, p, max, 'base64')
+  endLen(at)
 }
 
 function fail(m: Msg, json: string, what: string): never {
@@ -513,6 +508,7 @@ export function encodeObject(obj: Record<string, any>): Buffer {
 /**
  * A list from its metadata and its items one at a time (for example each parsed from stored JSON as it is
  * reached, so that a large list never exists as one object graph): the same bytes as encodeObject of the list.
+ * The iterable must not itself encode with this module while it is read (one scratch buffer).
  */
 export function encodeList(apiVersion: string, kind: string, metadata: Record<string, any> | undefined, items: Iterable<Record<string, any>>): Buffer {
   const m = messageFor(apiVersion, kind)
@@ -911,6 +907,7 @@ export function decodeObject(body: Uint8Array, expected?: { apiVersion: string; 
 }
 
 function decodeEnvelope(body: Uint8Array, expected?: { apiVersion: string; kind: string }): Obj {
+  init()
   if (body.length < 4 || body[0] !== MAGIC[0] || body[1] !== MAGIC[1] || body[2] !== MAGIC[2] || body[3] !== MAGIC[3]) {
     throw new Error('protobuf: the body does not start with the protobuf envelope magic (6b 38 73 00)')
   }

@@ -136,6 +136,9 @@ export class TypeNode {
     return this.kind === 'struct' && this.#shape.props !== undefined && Object.prototype.hasOwnProperty.call(this.#shape.props, name)
   }
 
+  /** Whether a struct also takes keys it does not declare (additionalProperties). */
+  get allowsAdditional(): boolean { return this.#shape.elemSchema !== undefined }
+
   /** Declared field names of a struct. */
   fieldNames(): string[] { return this.kind === 'struct' && this.#shape.props ? Object.keys(this.#shape.props) : [] }
 

@@ -1,0 +1,123 @@
+// Unknown fields (pruned against the type tree) and duplicate JSON keys (a cheap count first, a full scan only on mismatch).
+import type { TypeNode } from './patch/schema-walk.js'
+
+/** Removes fields the schema does not declare, in place; returns their paths (`spec.foo`, `spec.containers[0].bar`). */
+export function pruneUnknown(value: unknown, node: TypeNode, path = ''): string[] {
+  const out: string[] = []
+  walk(value, node, path, out)
+  return out
+}
+
+function walk(value: unknown, node: TypeNode, path: string, out: string[]): void {
+  if (value === null || typeof value !== 'object' || node.preserveUnknownFields) return
+  if (Array.isArray(value)) {
+    if (node.kind !== 'list') return
+    const item = node.item
+    value.forEach((v, i) => walk(v, item, `${path}[${i}]`, out))
+    return
+  }
+  const o = value as Record<string, unknown>
+  if (node.kind === 'struct') {
+    for (const k of Object.keys(o)) {
+      const f = node.field(k)
+      const p = path === '' ? k : `${path}.${k}`
+      if (f) { walk(o[k], f, p, out); continue }
+      if (!node.allowsAdditional) { out.push(p); delete o[k]; continue }
+      walk(o[k], node.child(k), p, out)
+    }
+  } else if (node.kind === 'map') {
+    const elem = node.child('')
+    for (const k of Object.keys(o)) walk(o[k], elem, `${path}[${k}]`, out)
+  }
+}
+
+/** Keys in the text (`"x":` outside strings) against keys in the parsed value: unequal counts mean a duplicate. */
+export function hasDuplicateKeys(text: string, parsed: unknown): boolean {
+  return countTextKeys(text) !== countValueKeys(parsed)
+}
+
+function countValueKeys(v: unknown): number {
+  if (v === null || typeof v !== 'object') return 0
+  let n = 0
+  if (Array.isArray(v)) { for (const x of v) n += countValueKeys(x); return n }
+  for (const k of Object.keys(v as object)) n += 1 + countValueKeys((v as Record<string, unknown>)[k])
+  return n
+}
+
+function countTextKeys(s: string): number {
+  let n = 0
+  let i = 0
+  const len = s.length
+  while (i < len) {
+    const c = s.charCodeAt(i)
+    if (c === 34 /* " */) {
+      i++
+      while (i < len) {
+        const d = s.charCodeAt(i)
+        if (d === 92 /* \ */) { i += 2; continue }
+        if (d === 34) break
+        i++
+      }
+      i++
+      let j = i
+      while (j < len) { const d = s.charCodeAt(j); if (d === 32 || d === 9 || d === 10 || d === 13) j++; else break }
+      if (s.charCodeAt(j) === 58 /* : */) n++
+      continue
+    }
+    i++
+  }
+  return n
+}
+
+/** The duplicated keys of a JSON text with their paths (slow path: a small parser that keeps every key). */
+export function duplicateKeys(text: string): string[] {
+  const out: string[] = []
+  let i = 0
+  const ws = () => { while (i < text.length && ' \t\r\n'.includes(text[i])) i++ }
+  const str = (): string => {
+    const start = i
+    i++
+    while (i < text.length && text[i] !== '"') i += text[i] === '\\' ? 2 : 1
+    i++
+    return JSON.parse(text.slice(start, i)) as string
+  }
+  const value = (path: string): void => {
+    ws()
+    const c = text[i]
+    if (c === '{') {
+      i++
+      const seen = new Set<string>()
+      ws()
+      if (text[i] === '}') { i++; return }
+      for (;;) {
+        ws()
+        const k = str()
+        const p = path === '' ? k : `${path}.${k}`
+        if (seen.has(k)) out.push(p)
+        seen.add(k)
+        ws(); i++ // :
+        value(p)
+        ws()
+        if (text[i] === ',') { i++; continue }
+        i++
+        return
+      }
+    }
+    if (c === '[') {
+      i++
+      ws()
+      if (text[i] === ']') { i++; return }
+      for (let n = 0; ; n++) {
+        value(`${path}[${n}]`)
+        ws()
+        if (text[i] === ',') { i++; continue }
+        i++
+        return
+      }
+    }
+    if (c === '"') { str(); return }
+    while (i < text.length && !',}] \t\r\n'.includes(text[i])) i++
+  }
+  value('')
+  return out
+}
