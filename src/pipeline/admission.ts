@@ -3,6 +3,8 @@ import { randomUUID, randomBytes } from 'node:crypto'
 import { parse as yamlParse, parseDocument, isMap, isSeq, isScalar } from 'yaml'
 import { pruneUnknown, hasDuplicateKeys, duplicateKeys } from '../machinery/field-validation.js'
 import { typeTree } from '../machinery/patch/schema-walk.js'
+import { decodeObject as decodePb } from '../machinery/codecs/protobuf.js'
+import { PROTOBUF, ORCH_PROTOBUF } from './encode.js'
 import { loadDefinitions } from '../registry/schema.js'
 import {
   badRequest, invalid, unsupportedMediaType, fieldInvalid, type FieldError,
@@ -17,12 +19,12 @@ let schemas: SchemaSet
 
 export function configureAdmission(s: SchemaSet): void { schemas = s }
 
-const BODY_TYPES = ['application/json', 'application/yaml']
+const BODY_TYPES = ['application/json', 'application/yaml', ORCH_PROTOBUF, PROTOBUF]
 
 /** Decode a JSON or YAML request body into plain data. */
 export function decodeBody(ctx: RequestContext): unknown {
   const ct = (ctx.headers['content-type'] ?? 'application/json').split(';')[0].trim().toLowerCase()
-  const text = ctx.body.toString('utf8')
+  const text = ct === PROTOBUF || ct === ORCH_PROTOBUF ? '' : ctx.body.toString('utf8')
   if (ct === 'application/json' || ct === '' || ct === '*/*') {
     let v: unknown
     try {
@@ -35,6 +37,13 @@ export function decodeBody(ctx: RequestContext): unknown {
   }
   if (ct === 'application/yaml' || ct === 'application/x-yaml' || ct === 'text/yaml') {
     return parseYaml(ctx, text)
+  }
+  if (ct === PROTOBUF || ct === ORCH_PROTOBUF) {
+    try {
+      return decodePb(ctx.body)
+    } catch (err) {
+      throw badRequest(`the body of the request could not be decoded as protobuf: ${(err as Error).message}`)
+    }
   }
   throw unsupportedMediaType(BODY_TYPES)
 }

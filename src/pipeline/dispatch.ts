@@ -9,8 +9,9 @@ import type { Obj, ResolvedDefinition } from '../registry/define.js'
 import type { Registry } from '../registry/index.js'
 import type { Store } from './store.js'
 import type { RequestContext, Response } from './context.js'
+import { admitPlugins } from '../admission/chain.js'
 import { admitCreate, admitUpdate, attrsOf, decodeBody, decodeObject, requireResourceVersion, rfc3339, toStoredJson, canonical, type UpdateTarget } from './admission.js'
-import { contentTypeOf, encodeJsonBytes, encodeValue, negotiate } from './encode.js'
+import { contentTypeOf, encodeJsonBytes, encodeList, encodeValue, negotiate, type Alias } from './encode.js'
 import { buildTable, tableVersionOf } from './table.js'
 import { updateManagedFields, managerOrUserAgent } from '../machinery/apply/apply.js'
 import { typeTree } from '../machinery/patch/schema-walk.js'
@@ -42,7 +43,7 @@ export function objectResponse(ctx: RequestContext, status: number, json: Buffer
     return { status, body: encodeValue(table, 'json', ctx.pretty), contentType: 'application/json', headers: ctx.responseHeaders }
   }
   const mt = negotiate(ctx.headers['accept'])
-  return { status, body: encodeJsonBytes(json, mt, ctx.pretty), contentType: contentTypeOf(mt), headers: ctx.responseHeaders }
+  return { status, body: encodeJsonBytes(json, mt, ctx.pretty, aliasOf(ctx)), contentType: contentTypeOf(mt), headers: ctx.responseHeaders }
 }
 
 export function valueResponse(ctx: RequestContext, status: number, value: unknown): Response {
@@ -300,19 +301,14 @@ function listResponse(ctx: RequestContext, def: ResolvedDefinition, meta: Obj, i
     return { status: 200, body: encodeValue(table, 'json', ctx.pretty), contentType: 'application/json', headers: ctx.responseHeaders }
   }
   const mt = negotiate(ctx.headers['accept'])
-  const head = `{"kind":"${def.listKind}","apiVersion":"${def.apiVersion}","metadata":${JSON.stringify(meta)},"items":[`
-  const chunks: Buffer[] = [Buffer.from(head)]
-  items.forEach((it, i) => {
-    if (i > 0) chunks.push(COMMA)
-    chunks.push(typeof it === 'string' ? Buffer.from(it) : it)
-  })
-  chunks.push(TAIL)
-  const json = Buffer.concat(chunks)
-  return { status: 200, body: encodeJsonBytes(json, mt, ctx.pretty), contentType: contentTypeOf(mt), headers: ctx.responseHeaders }
+  const body = encodeList(def.apiVersion, def.listKind, meta, items, mt, ctx.pretty, aliasOf(ctx))
+  return { status: 200, body, contentType: contentTypeOf(mt), headers: ctx.responseHeaders }
 }
 
-const COMMA = Buffer.from(',')
-const TAIL = Buffer.from(']}')
+/** The alias pair of a request through an upstream alias path (protobuf answers need it at encode time). */
+export function aliasOf(ctx: RequestContext): Alias | undefined {
+  return ctx.aliasGroup ? [ctx.info.group, ctx.aliasGroup] : undefined
+}
 
 // ---- create ----
 
@@ -344,6 +340,7 @@ export async function create(ctx: RequestContext, def: ResolvedDefinition, opts:
     const obj = attempt === 0 ? o : structuredClone(o)
     if (generated) delete obj.metadata.name
     admitCreate(ctx, def, obj, now)
+    await admitPlugins(ctx, def, 'CREATE', obj)
     const name = obj.metadata.name as string
     checkNamespace(def, ctx.info.namespace, name)
     const json = toStoredJson(opts.tracked ? obj : trackFields(ctx, def, undefined, obj, 'main', now))
@@ -421,6 +418,7 @@ export async function guaranteedUpdate(ctx: RequestContext, def: ResolvedDefinit
     let o = m.object
     const now = Date.now()
     admitUpdate(ctx, def, o, old, target)
+    await admitPlugins(ctx, def, 'UPDATE', o, old)
     if (!m.tracked) o = trackFields(ctx, def, old, o, target, now)
     const json = toStoredJson(o)
     const oldJson = (() => { old.metadata.resourceVersion = RV_MARKER; return JSON.stringify(canonical(old)) })()
@@ -503,6 +501,7 @@ export async function deleteOne(ctx: RequestContext, def: ResolvedDefinition, na
     if (pre?.resourceVersion && pre.resourceVersion !== String(curRv)) {
       throw preconditionConflict(def.group, def.kind, name, `the ResourceVersion in the precondition (${pre.resourceVersion}) does not match the ResourceVersion in record (${curRv}). The object might have been modified`)
     }
+    await admitPlugins(ctx, def, 'DELETE', undefined, o)
     const now = Date.now()
     const finalizers: string[] = Array.isArray(m.finalizers) ? [...m.finalizers] : []
     const policy = opts.propagationPolicy ?? (opts.orphanDependents === true ? 'Orphan' : opts.orphanDependents === false ? 'Background' : undefined)

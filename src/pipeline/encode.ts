@@ -1,10 +1,14 @@
 // The encode stage: choose the response media type from Accept, and write objects, lists and Status in it.
 import { stringify as yamlStringify } from 'yaml'
 import { notAcceptable } from '../machinery/errors.js'
+import { encodeObject, encodeList as encodePbList } from '../machinery/codecs/protobuf.js'
 
-export type MediaType = 'json' | 'yaml'
+/** `protobuf` answers in the upstream spelling clients decode; `orch-protobuf` when only ours was asked for. */
+export type MediaType = 'json' | 'yaml' | 'protobuf' | 'orch-protobuf'
 
-export const SERVED_MEDIA_TYPES = ['application/json', 'application/yaml']
+export const PROTOBUF = 'application/vnd.kubernetes.protobuf'
+export const ORCH_PROTOBUF = 'application/vnd.orch.protobuf'
+export const SERVED_MEDIA_TYPES = ['application/json', 'application/yaml', ORCH_PROTOBUF, PROTOBUF]
 
 interface AcceptEntry { type: string; sub: string; params: Record<string, string>; q: number }
 
@@ -40,24 +44,68 @@ export function negotiate(accept: string | undefined): MediaType {
     if (e.type !== 'application') continue
     if (e.sub === 'json' || e.sub === '*') return 'json'
     if (e.sub === 'yaml') return 'yaml'
+    if (e.sub === 'vnd.kubernetes.protobuf') return 'protobuf'
+    if (e.sub === 'vnd.orch.protobuf') return 'orch-protobuf'
   }
   throw notAcceptable(SERVED_MEDIA_TYPES)
 }
 
+/** Objects that are not API kinds (discovery documents) have no protobuf form: JSON unless the client refuses it. */
+export function negotiateJsonOnly(accept: string | undefined): 'json' | 'yaml' {
+  const mt = negotiate(accept)
+  return mt === 'yaml' ? 'yaml' : 'json'
+}
+
+export function isProtobuf(mt: MediaType): boolean { return mt === 'protobuf' || mt === 'orch-protobuf' }
+
 export function contentTypeOf(mt: MediaType): string {
-  return mt === 'yaml' ? 'application/yaml' : 'application/json'
+  switch (mt) {
+    case 'yaml': return 'application/yaml'
+    case 'protobuf': return PROTOBUF
+    case 'orch-protobuf': return ORCH_PROTOBUF
+    default: return 'application/json'
+  }
+}
+
+/** [our group, the upstream spelling the client used] for answers through an alias path. */
+export type Alias = [ours: string, theirs: string]
+
+/** Objects answered through an upstream alias path carry the alias apiVersion. */
+export function aliased(json: string, alias?: Alias): string {
+  return alias ? json.split(`"apiVersion":"${alias[0]}/`).join(`"apiVersion":"${alias[1]}/`) : json
 }
 
 /** Bytes of stored JSON in the negotiated form; JSON stays as it is unless pretty output is asked for. */
-export function encodeJsonBytes(json: Buffer | string, mt: MediaType, pretty: boolean): Buffer | string {
+export function encodeJsonBytes(json: Buffer | string, mt: MediaType, pretty: boolean, alias?: Alias): Buffer | string {
   if (mt === 'json') {
     if (!pretty) return json
     return JSON.stringify(JSON.parse(json.toString()), null, 2) + '\n'
   }
+  if (isProtobuf(mt)) return encodeObject(JSON.parse(aliased(json.toString(), alias)) as Record<string, unknown>)
   return yamlStringify(JSON.parse(json.toString()))
 }
 
-export function encodeValue(value: unknown, mt: MediaType, pretty: boolean): string {
+export function encodeValue(value: unknown, mt: MediaType, pretty: boolean): Buffer | string {
   if (mt === 'yaml') return yamlStringify(value)
+  if (isProtobuf(mt)) return encodeObject(value as Record<string, unknown>)
   return pretty ? JSON.stringify(value, null, 2) + '\n' : JSON.stringify(value)
 }
+
+/** A list from its items' stored JSON: JSON is stitched from the bytes; protobuf encodes item by item. */
+export function encodeList(apiVersion: string, kind: string, meta: Record<string, unknown>, items: Array<Buffer | string>, mt: MediaType, pretty: boolean, alias?: Alias): Buffer | string {
+  if (isProtobuf(mt)) {
+    const av = alias && apiVersion.startsWith(`${alias[0]}/`) ? `${alias[1]}${apiVersion.slice(alias[0].length)}` : apiVersion
+    return encodePbList(av, kind, meta, items.map((it) => JSON.parse(aliased(it.toString(), alias)) as Record<string, unknown>))
+  }
+  const head = `{"kind":"${kind}","apiVersion":"${apiVersion}","metadata":${JSON.stringify(meta)},"items":[`
+  const chunks: Buffer[] = [Buffer.from(head)]
+  items.forEach((it, i) => {
+    if (i > 0) chunks.push(COMMA)
+    chunks.push(typeof it === 'string' ? Buffer.from(it) : it)
+  })
+  chunks.push(TAIL)
+  return encodeJsonBytes(Buffer.concat(chunks), mt, pretty)
+}
+
+const COMMA = Buffer.from(',')
+const TAIL = Buffer.from(']}')

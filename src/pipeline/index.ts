@@ -6,7 +6,7 @@ import { authenticate } from './authenticate.js'
 import { flowControl, releaseSeat } from './flow-control.js'
 import { authorize } from './authorize.js'
 import { create, deleteCollection, get, list, remove, update } from './dispatch.js'
-import { getScale, updateScale } from './scale.js'
+import { getScale, patchScale, updateScale } from './scale.js'
 import { patch } from './patch.js'
 import { negotiate } from './encode.js'
 import { tableVersionOf } from './table.js'
@@ -133,6 +133,7 @@ async function routeSubresource(ctx: RequestContext, def: ResolvedDefinition): P
     case 'status patch': return patch(ctx, def, 'status')
     case 'scale get': return getScale(ctx, def)
     case 'scale update': return updateScale(ctx, def)
+    case 'scale patch': return patchScale(ctx, def)
     case 'finalize update': return update(ctx, def, 'finalize')
     default: throw methodNotAllowed()
   }

@@ -1,5 +1,7 @@
 // The scale sub-resource: an autoscaling/v1 Scale view of a workload's replicas, read and written through the owning object.
-import { badRequest, conflict, internal, invalid, notFound, fieldInvalid } from '../machinery/errors.js'
+import { badRequest, conflict, internal, invalid, notFound, fieldInvalid, unsupportedMediaType } from '../machinery/errors.js'
+import { apply as applyJsonPatch, PatchError } from '../machinery/patch/json-patch.js'
+import { apply as applyMergePatch } from '../machinery/patch/merge-patch.js'
 import { objectKey, recordObject, recordRv } from '../machinery/storage-format.js'
 import type { Obj, ResolvedDefinition } from '../registry/define.js'
 import { admitUpdate, attrsOf, decodeBody, toStoredJson } from './admission.js'
@@ -46,8 +48,29 @@ export async function getScale(ctx: RequestContext, def: ResolvedDefinition): Pr
   return respond(ctx, scaleOf(def, read(def, ctx).o))
 }
 
+/** PATCH of the scale sub-resource: the patch applies to the current Scale, the result is written like a PUT. */
+export async function patchScale(ctx: RequestContext, def: ResolvedDefinition): Promise<Response> {
+  const ct = (ctx.headers['content-type'] ?? '').split(';')[0].trim().toLowerCase()
+  let patchBody: unknown
+  try { patchBody = JSON.parse(ctx.body.toString('utf8')) } catch (err) { throw badRequest(`error decoding patch: ${(err as Error).message}`) }
+  const current = scaleOf(def, read(def, ctx).o)
+  let patched: unknown
+  try {
+    if (ct === 'application/json-patch+json') patched = applyJsonPatch(current, patchBody)
+    else if (ct === 'application/merge-patch+json' || ct === 'application/strategic-merge-patch+json') patched = applyMergePatch(current, patchBody)
+    else throw unsupportedMediaType(['application/json-patch+json', 'application/merge-patch+json', 'application/strategic-merge-patch+json'])
+  } catch (err) {
+    if (err instanceof PatchError) throw err.toApiError()
+    throw err
+  }
+  return writeScale(ctx, def, patched as Obj)
+}
+
 export async function updateScale(ctx: RequestContext, def: ResolvedDefinition): Promise<Response> {
-  const body = decodeBody(ctx) as Obj
+  return writeScale(ctx, def, decodeBody(ctx) as Obj)
+}
+
+async function writeScale(ctx: RequestContext, def: ResolvedDefinition, body: Obj): Promise<Response> {
   if (!body || typeof body !== 'object') throw badRequest('the body must be a Scale object')
   if (body.apiVersion !== undefined && body.apiVersion !== 'autoscaling/v1') throw badRequest(`the API version in the data (${body.apiVersion}) does not match the expected API version (autoscaling/v1)`)
   const replicas = body.spec?.replicas

@@ -1,7 +1,7 @@
 // Watch streams: per-type hubs fed once by the owning shard, per-watcher filtering, one encoding per event shared by all watchers.
 import type { HttpResponse } from 'uWebSockets.js'
 import type { Logger } from 'pino'
-import { badRequest, expired, invalid, type ApiError } from '../machinery/errors.js'
+import { badRequest, expired, invalid, notAcceptable, type ApiError } from '../machinery/errors.js'
 import { recordAttrs, recordObject, typePrefix, type Attrs } from '../machinery/storage-format.js'
 import type { WatchEvent } from '../../actors/shard/messages.js'
 import type { ResolvedDefinition } from '../registry/define.js'
@@ -10,7 +10,8 @@ import type { Options } from '../options.js'
 import type { Store } from '../pipeline/store.js'
 import type { RequestContext, Response } from '../pipeline/context.js'
 import { parseSelectors, matches } from '../pipeline/dispatch.js'
-import { negotiate } from '../pipeline/encode.js'
+import { negotiate, isProtobuf, contentTypeOf, aliased, PROTOBUF, type MediaType, type Alias } from '../pipeline/encode.js'
+import { encodeObject, encodeWatchEvent } from '../machinery/codecs/protobuf.js'
 import { buildTable, tableVersionOf } from '../pipeline/table.js'
 import { configureWatch } from '../pipeline/index.js'
 import { statusLine } from './respond.js'
@@ -42,8 +43,10 @@ interface Watcher {
   bookmarks: boolean
   /** Table apiVersion when the client asked for Tables (kubectl get -w), else null */
   table: string | null
-  /** [ours, alias] apiVersion prefixes when the watch came through an upstream alias path */
-  alias: [string, string] | null
+  /** [our group, the upstream spelling] when the watch came through an upstream alias path */
+  alias: Alias | null
+  /** the negotiated media type of the stream */
+  mt: MediaType
   /** column definitions go only in the first Table event */
   tableColumnsSent: boolean
   closed: boolean
@@ -126,15 +129,23 @@ export async function listenType(def: ResolvedDefinition, fn: (events: WatchEven
 
 const encoded = new WeakMap<Uint8Array, Map<string, Buffer>>()
 
-function frame(type: string, objectJson: Buffer): Buffer {
-  return Buffer.concat([Buffer.from(`{"type":"${type}","object":`), objectJson, Buffer.from('}\n')])
+/** One event in the watcher's form: a JSON line, or a length-prefixed protobuf WatchEvent frame. */
+function frame(mt: MediaType, type: string, objectJson: Buffer | string, alias?: Alias): Buffer {
+  if (isProtobuf(mt)) {
+    return encodeWatchEvent(type, encodeObject(JSON.parse(aliased(objectJson.toString(), alias)) as Record<string, unknown>))
+  }
+  const body = alias ? aliased(objectJson.toString(), alias) : objectJson
+  return Buffer.concat([Buffer.from(`{"type":"${type}","object":`), typeof body === 'string' ? Buffer.from(body) : body, NEWLINE_END])
 }
+const NEWLINE_END = Buffer.from('}\n')
 
-function encodeEvent(type: string, rec: Uint8Array): Buffer {
+/** Encoded once per event, type and media type, and shared by every watcher that gets it. */
+function encodeEvent(mt: MediaType, type: string, rec: Uint8Array): Buffer {
   let m = encoded.get(rec)
   if (!m) { m = new Map(); encoded.set(rec, m) }
-  let b = m.get(type)
-  if (!b) { b = frame(type, recordObject(rec)); m.set(type, b) }
+  const k = `${mt}:${type}`
+  let b = m.get(k)
+  if (!b) { b = frame(mt, type, recordObject(rec)); m.set(k, b) }
   return b
 }
 
@@ -172,9 +183,15 @@ function tableEvent(w: Watcher, type: string, rec: Uint8Array, query: URLSearchP
 }
 
 function emit(w: Watcher, type: string, rec: Uint8Array): void {
-  const frame = w.table ? tableEvent(w, type, rec, w.query) : encodeEvent(type, rec)
-  // Through an upstream alias path the objects carry the alias apiVersion.
-  write(w, w.alias ? Buffer.from(frame.toString().split(w.alias[0]).join(w.alias[1])) : frame)
+  if (w.table) { write(w, tableEvent(w, type, rec, w.query)); return }
+  // Through an upstream alias path the objects carry the alias apiVersion (encoded for this watcher alone).
+  write(w, w.alias ? frame(w.mt, type, recordObject(rec), w.alias) : encodeEvent(w.mt, type, rec))
+}
+
+/** An object that stopped matching: DELETED with its previous content and the version of the change. */
+function emitStopMatching(w: Watcher, prev: Uint8Array, rv: number): void {
+  const json = recordObject(prev).toString('utf8').replace(/"resourceVersion":"\d+"/, `"resourceVersion":"${rv}"`)
+  write(w, frame(w.mt, 'DELETED', json, w.alias ?? undefined))
 }
 
 function sendEvent(w: Watcher, ev: WatchEvent): void {
@@ -188,20 +205,20 @@ function sendEvent(w: Watcher, ev: WatchEvent): void {
   else if (type === 'ADDED') t = now ? 'ADDED' : null
   else if (now && before) t = 'MODIFIED'
   else if (now) t = 'ADDED'
-  else if (before) t = 'DELETED'
+  else if (before) { w.sentRv = rv; emitStopMatching(w, prev!, rv); return }
   w.sentRv = rv
   if (t === null) return
   emit(w, t, rec)
 }
 
-function bookmarkFrame(w: Watcher, rv: number, initialEventsEnd = false): string {
+function bookmarkFrame(w: Watcher, rv: number, initialEventsEnd = false): Buffer {
   const meta: Record<string, unknown> = { resourceVersion: String(rv) }
   if (initialEventsEnd) meta.annotations = { 'orch.io/initial-events-end': 'true', 'k8s.io/initial-events-end': 'true' }
-  return `{"type":"BOOKMARK","object":{"kind":"${w.def.kind}","apiVersion":"${w.def.apiVersion}","metadata":${JSON.stringify(meta)}}}\n`
+  return frame(w.mt, 'BOOKMARK', `{"kind":"${w.def.kind}","apiVersion":"${w.def.apiVersion}","metadata":${JSON.stringify(meta)}}`, w.alias ?? undefined)
 }
 
-function errorFrame(err: ApiError): string {
-  return `{"type":"ERROR","object":${JSON.stringify(err.toStatus())}}\n`
+function errorFrame(w: Watcher, err: ApiError): Buffer {
+  return frame(w.mt, 'ERROR', JSON.stringify(err.toStatus()))
 }
 
 function end(w: Watcher): void {
@@ -219,7 +236,8 @@ function parseBool(v: string | null): boolean { return v === 'true' || v === '1'
 
 async function startWatch(ctx: RequestContext, def: ResolvedDefinition): Promise<Response> {
   const q = ctx.query
-  if (!tableVersionOf(ctx.headers['accept'])) negotiate(ctx.headers['accept'])
+  const mt: MediaType = tableVersionOf(ctx.headers['accept']) ? 'json' : negotiate(ctx.headers['accept'])
+  if (mt === 'yaml') throw notAcceptable(['application/json', PROTOBUF])
   const sel = parseSelectors(ctx, def)
   const rvParam = q.get('resourceVersion') ?? ''
   if (rvParam !== '' && !/^\d+$/.test(rvParam)) throw badRequest(`invalid resource version: "${rvParam}"`)
@@ -265,17 +283,18 @@ async function startWatch(ctx: RequestContext, def: ResolvedDefinition): Promise
   return {
     status: 200, body: '', contentType: 'application/json', headers: [],
     stream: (res: HttpResponse) => {
-      const w: Watcher = { res, def, prefix, name, sel, query: q, sentRv: 0, pending: [], bookmarks: parseBool(q.get('allowWatchBookmarks')), table: tableVersionOf(ctx.headers['accept']), alias: ctx.aliasGroup ? [`"apiVersion":"${def.group}/`, `"apiVersion":"${ctx.aliasGroup}/`] : null, tableColumnsSent: false, closed: false, buffered: 0, drainWatch: false, timers: [], hub }
+      const w: Watcher = { res, def, prefix, name, sel, query: q, sentRv: 0, pending: [], bookmarks: parseBool(q.get('allowWatchBookmarks')), table: tableVersionOf(ctx.headers['accept']), alias: ctx.aliasGroup ? [def.group, ctx.aliasGroup] : null, mt, tableColumnsSent: false, closed: false, buffered: 0, drainWatch: false, timers: [], hub }
       watchMetrics.started++
       watchMetrics.active++
       res.onAborted(() => { if (!w.closed) { w.closed = true; for (const t of w.timers) clearTimeout(t); hub.watchers.delete(w); watchMetrics.active-- } })
       res.cork(() => {
         res.writeStatus(statusLine(200))
-        res.writeHeader('Content-Type', 'application/json')
+        res.writeHeader('Content-Type', isProtobuf(mt) ? `${contentTypeOf(mt)};stream=watch` : 'application/json')
         res.writeHeader('Cache-Control', 'no-cache, private')
-        res.write(' ')
+        // Headers go out at once; a JSON stream may start with white space, a protobuf one gets its first frame.
+        if (!isProtobuf(mt)) res.write(' ')
       })
-      if (expiredErr) { write(w, errorFrame(expiredErr)); end(w); return }
+      if (expiredErr) { write(w, errorFrame(w, expiredErr)); end(w); return }
       hub.watchers.add(w)
       if (initial) {
         const snapRv = store.snapshot(shard)
