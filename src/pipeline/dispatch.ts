@@ -9,7 +9,6 @@ import type { Obj, ResolvedDefinition } from '../registry/define.js'
 import type { Registry } from '../registry/index.js'
 import type { Store } from './store.js'
 import type { RequestContext, Response } from './context.js'
-import { admitPlugins } from '../admission/chain.js'
 import { admitCreate, admitUpdate, attrsOf, decodeBody, decodeObject, requireResourceVersion, rfc3339, toStoredJson, canonical, type UpdateTarget } from './admission.js'
 import { contentTypeOf, encodeJsonBytes, encodeList, encodeValue, negotiate, type Alias } from './encode.js'
 import { buildTable, tableVersionOf } from './table.js'
@@ -222,6 +221,7 @@ function listVersion(ctx: RequestContext, hasContinue: boolean): { rv: number | 
   if (match !== '' && rv === null) errs.push(fieldForbidden('resourceVersionMatch', 'resourceVersionMatch is forbidden unless resourceVersion is provided'))
   if (match !== '' && hasContinue) errs.push(fieldForbidden('resourceVersionMatch', 'resourceVersionMatch is forbidden when continue is provided'))
   if (match === 'Exact' && rv === 0) errs.push(fieldForbidden('resourceVersionMatch', 'resourceVersionMatch "exact" is forbidden for resourceVersion "0"'))
+  if (ctx.query.get('sendInitialEvents') !== null) errs.push(fieldForbidden('sendInitialEvents', 'sendInitialEvents is forbidden for list'))
   if (errs.length > 0) throw invalidListOptions(errs)
   if (hasContinue && rv !== null && rv !== 0) throw badRequest('specifying resource version is not allowed when using continue')
   return { rv, match }
@@ -340,7 +340,6 @@ export async function create(ctx: RequestContext, def: ResolvedDefinition, opts:
     const obj = attempt === 0 ? o : structuredClone(o)
     if (generated) delete obj.metadata.name
     admitCreate(ctx, def, obj, now)
-    await admitPlugins(ctx, def, 'CREATE', obj)
     const name = obj.metadata.name as string
     checkNamespace(def, ctx.info.namespace, name)
     const json = toStoredJson(opts.tracked ? obj : trackFields(ctx, def, undefined, obj, 'main', now))
@@ -418,7 +417,6 @@ export async function guaranteedUpdate(ctx: RequestContext, def: ResolvedDefinit
     let o = m.object
     const now = Date.now()
     admitUpdate(ctx, def, o, old, target)
-    await admitPlugins(ctx, def, 'UPDATE', o, old)
     if (!m.tracked) o = trackFields(ctx, def, old, o, target, now)
     const json = toStoredJson(o)
     const oldJson = (() => { old.metadata.resourceVersion = RV_MARKER; return JSON.stringify(canonical(old)) })()
@@ -501,7 +499,6 @@ export async function deleteOne(ctx: RequestContext, def: ResolvedDefinition, na
     if (pre?.resourceVersion && pre.resourceVersion !== String(curRv)) {
       throw preconditionConflict(def.group, def.kind, name, `the ResourceVersion in the precondition (${pre.resourceVersion}) does not match the ResourceVersion in record (${curRv}). The object might have been modified`)
     }
-    await admitPlugins(ctx, def, 'DELETE', undefined, o)
     const now = Date.now()
     const finalizers: string[] = Array.isArray(m.finalizers) ? [...m.finalizers] : []
     const policy = opts.propagationPolicy ?? (opts.orphanDependents === true ? 'Orphan' : opts.orphanDependents === false ? 'Background' : undefined)

@@ -243,7 +243,7 @@ async function startWatch(ctx: RequestContext, def: ResolvedDefinition): Promise
   if (rvParam !== '' && !/^\d+$/.test(rvParam)) throw badRequest(`invalid resource version: "${rvParam}"`)
   const sendInitial = q.get('sendInitialEvents')
   const match = q.get('resourceVersionMatch') ?? ''
-  if (sendInitial !== null && parseBool(sendInitial) && match !== 'NotOlderThan') {
+  if (sendInitial !== null && match !== 'NotOlderThan') {
     throw invalidWatch(def, 'sendInitialEvents', sendInitial, 'sendInitialEvents is forbidden for watch unless resourceVersionMatch is set to NotOlderThan')
   }
   if (match !== '' && sendInitial === null) {
@@ -267,10 +267,9 @@ async function startWatch(ctx: RequestContext, def: ResolvedDefinition): Promise
   await hub.ensureSubscribed()
   const initial = sendInitial !== null ? parseBool(sendInitial) : rvParam === '' || rvParam === '0'
   const startRv = rvParam === '' ? 0 : Number(rvParam)
-  if (initial && startRv > 0) {
-    // NotOlderThan: the initial state must be at least as new as the version asked for.
-    const deadline = Date.now() + 3000
-    while (store.snapshot(shard) < startRv && Date.now() < deadline) await new Promise((r) => setTimeout(r, 5))
+  if (ctx.info.name !== '' && sel.fields) {
+    const named = sel.fields.filter((f) => f.field === 'metadata.name')
+    if (named.some((f) => f.op !== 'eq' || f.value !== ctx.info.name)) throw badRequest("fieldSelector metadata.name doesn't match requested name")
   }
   // Backlog of a resumed watch: from the ring, or 410 when it no longer reaches back.
   let backlog: WatchEvent[] = []
@@ -296,32 +295,45 @@ async function startWatch(ctx: RequestContext, def: ResolvedDefinition): Promise
       })
       if (expiredErr) { write(w, errorFrame(w, expiredErr)); end(w); return }
       hub.watchers.add(w)
-      if (initial) {
-        const snapRv = store.snapshot(shard)
-        for (const { key, value } of store.range(shard, prefix)) {
-          if (!keyMatchesWatcher(w, key) || !matches(sel, key, value)) continue
-          emit(w, 'ADDED', value)
+      const begin = (): void => {
+        if (initial) {
+          const snapRv = store.snapshot(shard)
+          for (const { key, value } of store.range(shard, prefix)) {
+            if (!keyMatchesWatcher(w, key) || !matches(sel, key, value)) continue
+            emit(w, 'ADDED', value)
+          }
+          w.sentRv = snapRv
+          if (w.bookmarks && sendInitial !== null) write(w, bookmarkFrame(w, snapRv, true))
+        } else {
+          w.sentRv = startRv
+          for (const ev of backlog) sendEvent(w, ev)
         }
-        w.sentRv = snapRv
-        if (w.bookmarks && sendInitial !== null) write(w, bookmarkFrame(w, snapRv, true))
-      } else {
-        w.sentRv = startRv
-        for (const ev of backlog) sendEvent(w, ev)
-      }
-      const pending = w.pending!
-      w.pending = null
-      for (const ev of pending) sendEvent(w, ev)
-      w.timers.push(setTimeout(() => end(w), timeoutS * 1000))
-      if (w.bookmarks) {
-        const tick = () => {
-          if (w.closed) return
-          w.sentRv = Math.max(w.sentRv, store.watermark(shard))
-          write(w, bookmarkFrame(w, w.sentRv))
+        const pending = w.pending!
+        w.pending = null
+        for (const ev of pending) sendEvent(w, ev)
+        w.timers.push(setTimeout(() => end(w), timeoutS * 1000))
+        if (w.bookmarks) {
+          const tick = () => {
+            if (w.closed) return
+            w.sentRv = Math.max(w.sentRv, store.watermark(shard))
+            write(w, bookmarkFrame(w, w.sentRv))
+            w.timers.push(setTimeout(tick, BOOKMARK_INTERVAL_MS))
+          }
           w.timers.push(setTimeout(tick, BOOKMARK_INTERVAL_MS))
         }
-        w.timers.push(setTimeout(tick, BOOKMARK_INTERVAL_MS))
+        ctx.log.debug({ prefix, name, initial, startRv }, 'watch started')
       }
-      ctx.log.debug({ prefix, name, initial, startRv }, 'watch started')
+      // NotOlderThan: the initial state waits until the shard has reached the version asked for; the watch just waits.
+      if (initial && startRv > 0 && store.snapshot(shard) < startRv) {
+        const poll = setInterval(() => {
+          if (w.closed) { clearInterval(poll); return }
+          if (store.snapshot(shard) >= startRv) { clearInterval(poll); begin() }
+        }, 10)
+        w.timers.push(poll)
+        w.timers.push(setTimeout(() => end(w), timeoutS * 1000))
+        return
+      }
+      begin()
     },
   }
 }

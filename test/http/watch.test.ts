@@ -111,7 +111,7 @@ function watch(path: string, ms = 5000): Promise<WatchStream> {
   openStreams.push(w)
   return new Promise((resolve) => {
     const timer = setTimeout(() => resolve(w), ms)
-    w.req = http.get(s.url + path, { agent: false, headers: { accept: 'application/json' } }, (res) => {
+    w.req = http.get(s.url + path, { agent: false, headers: { accept: 'application/json', authorization: `Bearer ${s.adminToken}` } }, (res) => {
       w.status = res.statusCode ?? 0
       w.headers = res.headers
       w.headersAfterMs = Date.now() - w.started
@@ -515,9 +515,19 @@ t.test('streaming list (sendInitialEvents)', async (t) => {
 
   await t.test('rv given and not yet reached: no end bookmark below that version', async (t) => {
     const target = (await currentRv()) + 3
-    const w = await watch(`${base}?watch=1&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true&resourceVersion=${target}`)
-    t.equal(w.status, 200)
-    // Nothing reaches the target for a while (longer than the server's 3 s wait); the server must not declare the
+    const w = await watch(`${base}?watch=1&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true&resourceVersion=${target}`, 8000)
+    if (w.status !== 200) {
+      // Answering before streaming is allowed too: 504 Too large resource version (after a short wait).
+      await w.end(2000)
+      let st: Obj | undefined
+      try { st = JSON.parse(w.body) } catch { /* checked below */ }
+      t.equal(w.status, 504, `not streamed: then 504 (got ${w.status})`)
+      t.match(st?.message ?? '', /Too large resource version/, 'with "Too large resource version"')
+      t.ok(w.headers['retry-after'], 'and Retry-After')
+      w.close()
+      return
+    }
+    // Streamed: nothing reaches the target for a while (longer than a 3 s wait); the server must not declare the
     // initial state synchronized below it.
     await sleep(3500)
     const early = w.events.filter((e) => e.type === 'BOOKMARK')
@@ -683,7 +693,7 @@ t.test('a watcher that never reads does not slow writes, is cut off, and server 
   const sock = net.connect(s.port, '127.0.0.1')
   await new Promise<void>((r) => sock.once('connect', () => r()))
   sock.pause()
-  sock.write(`GET ${base}?watch=1&resourceVersion=${await currentRv()} HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: application/json\r\n\r\n`)
+  sock.write(`GET ${base}?watch=1&resourceVersion=${await currentRv()} HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: application/json\r\nAuthorization: Bearer ${s.adminToken}\r\n\r\n`)
   let sockClosed = false
   sock.on('close', () => { sockClosed = true })
   sock.on('error', () => { sockClosed = true })
@@ -731,7 +741,7 @@ t.test('kubectl get configmaps -w prints a change', async (t) => {
   await createCm('wt-kubectl', 'kw-1', undefined, { a: '1' })
   const home = mkdtempSync(join(tmpdir(), 'orch-kubectl-home-'))
   t.teardown(() => rmSync(home, { recursive: true, force: true }))
-  const child = spawn('kubectl', ['--server', s.url, '--namespace', 'wt-kubectl', 'get', 'configmaps', '-w'], {
+  const child = spawn('kubectl', ['--server', s.url, '--token', s.adminToken, '--namespace', 'wt-kubectl', 'get', 'configmaps', '-w'], {
     env: { ...process.env, HOME: home, KUBECONFIG: join(home, 'none') }, stdio: ['ignore', 'pipe', 'pipe'],
   })
   let out = ''
@@ -749,6 +759,43 @@ t.test('kubectl get configmaps -w prints a change', async (t) => {
   t.ok(await waitOut(/^kw-2\s/m, 10_000), `a row for the new object printed (stdout: ${out} stderr: ${err})`)
   t.equal(child.exitCode, null, 'still watching')
   child.kill('SIGTERM')
+})
+
+// Opt-in (ORCH_SLOW_TESTS=1): the periodic bookmark comes about a minute into a watch. Under a steady write load a
+// watcher that asked for bookmarks must still receive every change, and the bookmark must not claim a version whose
+// change it has not sent yet.
+t.test('periodic bookmark under write load (about a minute; ORCH_SLOW_TESTS=1)', { skip: process.env.ORCH_SLOW_TESTS ? false : 'slow: set ORCH_SLOW_TESTS=1' }, async (t) => {
+  await ns('wt-tick')
+  const cur = await currentRv()
+  const ws: WatchStream[] = []
+  for (let i = 0; i < 4; i++) ws.push(await watch(`${cmBase('wt-tick')}?watch=1&resourceVersion=${cur}&allowWatchBookmarks=true`))
+  const acked: Array<{ name: string; rv: number }> = []
+  let writing = true
+  const writers = Promise.all(Array.from({ length: 8 }, async (_, k) => {
+    for (let i = 0; writing; i++) {
+      const r = await s.request('POST', cmBase('wt-tick'), { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: `tk-${k}-${i}` }, data: { k: 'v' } })
+      if (r.status === 201) acked.push({ name: `tk-${k}-${i}`, rv: rvOf(r) })
+      if (i % 10 === 0) await sleep(20)
+    }
+  }))
+  const gotBookmark = await ws[0].next((e) => e.type === 'BOOKMARK', 75_000)
+  await sleep(1000)
+  writing = false
+  await writers
+  t.ok(gotBookmark, 'a periodic BOOKMARK arrived')
+  for (const [i, w] of ws.entries()) {
+    await w.until(() => w.events.filter((e) => e.type === 'ADDED').length >= acked.length, 10_000)
+    const sent = new Set(w.events.filter((e) => e.type === 'ADDED').map((e) => e.object.metadata.name))
+    const missing = acked.filter((o) => !sent.has(o.name))
+    t.same(missing.map((o) => `${o.name}@${o.rv}`), [], `watcher ${i}: every acknowledged create was sent (${sent.size}/${acked.length})`)
+    for (const bm of w.events.filter((e) => e.type === 'BOOKMARK')) {
+      const at = w.events.indexOf(bm)
+      const before = new Set(w.events.slice(0, at).filter((e) => e.type === 'ADDED').map((e) => e.object.metadata.name))
+      const late = acked.filter((o) => o.rv <= rvOf(bm) && !before.has(o.name))
+      t.same(late.map((o) => `${o.name}@${o.rv}`), [], `watcher ${i}: bookmark ${rvOf(bm)} comes after every change at or below it`)
+    }
+    w.close()
+  }
 })
 
 // Last: it stops the server (and starts it once more on the same data dir to read back what was committed).
