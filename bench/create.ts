@@ -20,6 +20,8 @@ export const create: Scenario = {
     const C = ctx.int('connections')
     const run = Date.now().toString(36)
     const rows: Row[] = []
+    // what the server answers to a create is what it stores: etcd is given values of that size
+    let storedBytes: number | undefined
     for (const level of ctx.logLevels) {
       const srv = await ctx.startServer(level)
       try {
@@ -29,7 +31,9 @@ export const create: Scenario = {
         let seq = 0
         const { r, w } = await measure(ctx, `create log ${level}`, srv.sampler, conns, C, async (c) => {
           const res = await c.request('POST', CONFIGMAPS, body.body(seqName(prefix, seq++, DIGITS)))
-          return res.status === 201 ? 'ok' : `status ${res.status}`
+          if (res.status !== 201) return `status ${res.status}`
+          storedBytes ??= res.body.length
+          return 'ok'
         })
         closeAll(conns)
         const stageTimings = level === 'info' ? await srv.accessTimings(r.window) : undefined
@@ -45,7 +49,7 @@ export const create: Scenario = {
       const clients = Array.from({ length: ctx.peerConns }, () => new EtcdClient(etcd.endpoint))
       try {
         const prefix = `c-${run}-etcd-`
-        const value = storedConfigMapBody(size, prefix.length + DIGITS)
+        const value = storedConfigMapBody(size, prefix.length + DIGITS, storedBytes && storedBytes - (`c-${run}-${ctx.logLevels[0]}-`.length - prefix.length))
         let seq = 0
         const { r, w } = await measure(ctx, 'etcd put', etcd.sampler, clients, C, async (c) => {
           const name = seqName(prefix, seq++, DIGITS)

@@ -63,7 +63,7 @@ export const get: Scenario = {
       const etcd = await startEtcd(ctx.tmp)
       const clients = Array.from({ length: ctx.peerConns }, () => new EtcdClient(etcd.endpoint))
       try {
-        const value = storedConfigMapBody(size, prefix.length + DIGITS)
+        const value = storedConfigMapBody(size, prefix.length + DIGITS, sample?.length)
         const keys = Array.from({ length: N }, (_, i) => Buffer.from(ETCD_PREFIX + seqName(prefix, i, DIGITS)))
         let next = 0
         await Promise.all(Array.from({ length: C }, async (_, s) => {

@@ -26,6 +26,7 @@ export const list: Scenario = {
     const pageSize = ctx.int('page-size')
     const rows: Row[] = []
     const ratios = []
+    let storedBytes: number | undefined
     const srv = await ctx.startServer()
     try {
       const conns = ctx.connections(srv.url, C)
@@ -38,6 +39,7 @@ export const list: Scenario = {
       // one page checked in full: the page holds what was asked for
       const first = JSON.parse((await conns[0].request('GET', `${CONFIGMAPS}?limit=${pageSize}`)).body.toString())
       const firstPageItems = first.items?.length ?? 0
+      storedBytes = first.items?.[0] ? Buffer.byteLength(JSON.stringify({ kind: 'ConfigMap', apiVersion: 'v1', ...first.items[0] })) : undefined
       const walks: Walk[] = Array.from({ length: C }, () => ({ token: undefined, pages: 0 }))
       let walksDone = 0
       let bytes = 0
@@ -71,7 +73,7 @@ export const list: Scenario = {
       const etcd = await startEtcd(ctx.tmp)
       const clients = Array.from({ length: ctx.peerConns }, () => new EtcdClient(etcd.endpoint))
       try {
-        const value = storedConfigMapBody(size, PREFIX.length + DIGITS)
+        const value = storedConfigMapBody(size, PREFIX.length + DIGITS, storedBytes)
         let next = 0
         ctx.progress.note(`[etcd seed] ${N} keys`)
         await Promise.all(Array.from({ length: 64 }, async (_, s) => {

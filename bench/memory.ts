@@ -30,8 +30,8 @@ export const memory: Scenario = {
     const step = ctx.smoke ? 40 : 200
     const srv = await ctx.startServer()
     const dataDir = srv.dataDir!
-    let base = 0
-    let after = 0
+    let base: Rss = { rss: 0, anon: 0, file: 0 }
+    let after: Rss = { rss: 0, anon: 0, file: 0 }
     let peak = 0
     try {
       const conns = ctx.connections(srv.url, ctx.int('connections'))
@@ -47,10 +47,11 @@ export const memory: Scenario = {
     } finally {
       await srv.stop()
     }
-    const perObject = Math.round((after - base) / N)
     const disk = diskBytes(dataDir)
-    rows.push(memRow(`RSS growth per object while creating ${N}`, perObject, { baseMB: mb(base), afterMB: mb(after), peakMB: peak }))
-    ratios.push(ratio(`RSS growth per object / object size (${size} B)`, perObject, size, TARGET_RATIO, true))
+    const grown = perObject(after, base, N)
+    const baseline = { baseMB: mb(base.rss), baseAnonMB: mb(base.anon), baseFileMB: mb(base.file) }
+    rows.push(memRow(`RSS growth per object while creating ${N}`, grown.total, { ...grown, ...baseline, peakMB: peak }))
+    ratios.push(ratio(`RSS growth per object / object size (${size} B)`, grown.total, size, TARGET_RATIO, true))
 
     const again = await ctx.startServer(undefined, dataDir)
     try {
@@ -60,8 +61,10 @@ export const memory: Scenario = {
       c.close()
       const walked = await settledRss(again.pid!, step)
       // against the baseline of the first server (warmed up, WARM objects): a restarted server has compiled less
-      rows.push(memRow('RSS after restart - baseline, per object', Math.round((cold - base) / N), { rssMB: mb(cold), baseMB: mb(base) }))
-      rows.push(memRow('RSS after restart + one full paged walk - baseline, per object', Math.round((walked - base) / N), { rssMB: mb(walked), baseMB: mb(base), objectsSeen: seen }, seen === N + WARM ? 0 : 1))
+      const c1 = perObject(cold, base, N)
+      const c2 = perObject(walked, base, N)
+      rows.push(memRow('RSS after restart - baseline, per object', c1.total, { ...c1, ...baseline }))
+      rows.push(memRow('RSS after restart + one full paged walk - baseline, per object', c2.total, { ...c2, ...baseline, objectsSeen: seen }, seen === N + WARM ? 0 : 1))
     } finally {
       await again.stop()
     }
@@ -76,15 +79,28 @@ function memRow(name: string, value: number, details: Record<string, unknown>, e
   return { target: 'orch', name, unit: 'B/object', ops: 1, seconds: 0, rate: value, errors, details }
 }
 
-/** RSS once it stops moving: the median of five readings `stepMs` apart, after a pause of five steps. */
-async function settledRss(pid: number, stepMs: number): Promise<number> {
+interface Rss { rss: number; anon: number; file: number }
+
+/** RSS once it stops moving: the median of five readings `stepMs` apart (by total), after a pause of five steps. */
+async function settledRss(pid: number, stepMs: number): Promise<Rss> {
   await new Promise((r) => setTimeout(r, stepMs * 5))
-  const xs: number[] = []
+  const xs: Rss[] = []
   for (let i = 0; i < 5; i++) {
-    xs.push(procMemory(pid)?.rss ?? 0)
+    const m = procMemory(pid)
+    xs.push({ rss: m?.rss ?? 0, anon: m?.anon ?? 0, file: m?.file ?? 0 })
     await new Promise((r) => setTimeout(r, stepMs))
   }
-  return xs.sort((a, b) => a - b)[2]
+  return xs.sort((a, b) => a.rss - b.rss)[2]
+}
+
+/** Growth over the baseline per object, in total and split into anonymous and file-backed pages. */
+function perObject(now: Rss, base: Rss, n: number): { total: number; anonPerObject: number; filePerObject: number; rssMB: number; anonMB: number; fileMB: number } {
+  return {
+    total: Math.round((now.rss - base.rss) / n),
+    anonPerObject: Math.round((now.anon - base.anon) / n),
+    filePerObject: Math.round((now.file - base.file) / n),
+    rssMB: mb(now.rss), anonMB: mb(now.anon), fileMB: mb(now.file),
+  }
 }
 
 /** Lists every ConfigMap in pages of 500; returns how many it saw. */

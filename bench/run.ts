@@ -4,7 +4,8 @@ import { killAll } from './lib/children.js'
 import { Ctx, type Scenario } from './lib/context.js'
 import { BenchOptionsError, COMMON, OPTIONS, help, resolve } from './lib/options.js'
 import { Progress } from './lib/progress.js'
-import { machine, text, writeHtml, writeJson, type Report, type Setting } from './lib/report.js'
+import { fileURLToPath } from 'node:url'
+import { machine, serverBuild, text, writeHtml, writeJson, type Report, type Setting } from './lib/report.js'
 import { benchTmp, removeTmp } from './lib/server.js'
 import { create } from './create.js'
 import { get } from './get.js'
@@ -14,8 +15,9 @@ import { watchFanout } from './watch-fanout.js'
 import { mixed } from './mixed.js'
 import { startup } from './startup.js'
 import { memory } from './memory.js'
+import { apfFairness } from './apf-fairness.js'
 
-export const scenarios: Scenario[] = [create, get, list, update, watchFanout, mixed, startup, memory]
+export const scenarios: Scenario[] = [create, get, list, update, watchFanout, mixed, startup, memory, apfFairness]
 
 function usage(): string {
   const lines = ['usage: npm run bench -- <scenario> [options]', '', 'scenarios:']
@@ -68,11 +70,12 @@ async function main(argv: string[]): Promise<number> {
   for (const n of names) settings[n] = { value: values[n], isDefault: isDefault[n], help: OPTIONS[n].help }
   const started = new Date()
   const m = machine()
+  const build = serverBuild(fileURLToPath(new URL('../', import.meta.url)))
   progress.note(`bench ${scenario.name}: ${names.filter((n) => !['json', 'html', 'keep', 'progress'].includes(n)).map((n) => `--${n} ${JSON.stringify(values[n])}`).join(' ')}`)
   try {
     const res = await scenario.run(ctx)
     const report: Report = {
-      scenario: scenario.name, date: started.toISOString(), machine: m, settings,
+      scenario: scenario.name, date: started.toISOString(), machine: m, serverBuild: build, settings,
       rows: res.rows, ratios: res.ratios, notes: ctx.notes,
     }
     process.stdout.write(text(report))

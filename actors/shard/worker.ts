@@ -28,7 +28,7 @@ let startRv = 0
 /** rvs allocated whose commit has not resolved yet, in allocation order. */
 const inflight: number[] = []
 
-interface Ring { events: WatchEvent[]; times: number[]; start: number; /** the rv before which history is gone */ floor: number }
+interface Ring { events: Array<WatchEvent | undefined>; times: number[]; start: number; /** the rv before which history is gone */ floor: number }
 const rings = new Map<string, Ring>()
 
 type Peer = PortPeer<ShardRequest, ShardReply, WatchEvent> & { prefixes: Set<string> }
@@ -57,9 +57,11 @@ function trimRing(r: Ring, now: number): void {
   const end = r.events.length
   while (cut < end && (end - cut > historyCount || now - r.times[cut] > historyMs)) cut++
   if (cut > r.start) {
-    r.floor = r.events[cut - 1][2]
+    r.floor = r.events[cut - 1]![2]
+    // Expired events are released at once (each holds two copies of an object); the array is compacted later.
+    for (let i = r.start; i < cut; i++) r.events[i] = undefined
     r.start = cut
-    if (r.start > 4096 && r.start * 2 > r.events.length) {
+    if (r.start > 1024 && r.start * 2 > r.events.length) {
       r.events = r.events.slice(r.start)
       r.times = r.times.slice(r.start)
       r.start = 0
@@ -201,7 +203,8 @@ function handle(peer: Peer, req: ShardRequest): void {
       const events: WatchEvent[] = []
       let firstAfter = -1
       for (let i = r.start; i < r.events.length; i++) {
-        if (r.events[i][2] > req.rv) { if (firstAfter < 0) firstAfter = i; events.push(r.events[i]) }
+        const ev = r.events[i]!
+        if (ev[2] > req.rv) { if (firstAfter < 0) firstAfter = i; events.push(ev) }
       }
       if (req.maxAgeMs !== undefined && firstAfter >= 0 && Date.now() - r.times[firstAfter] > req.maxAgeMs) {
         reply(peer, { id: req.id, ok: false, reason: 'expired', rv: r.floor })

@@ -39,6 +39,8 @@ const enum State { Head, Length, ChunkSize, ChunkData, ChunkCrlf, Trailer, Close
 
 interface Pending {
   buf: Buffer
+  /** already sent once on a kept-alive connection that the server closed before answering */
+  retried?: boolean
   resolve: (r: HttpResult) => void
   reject: (e: Error) => void
   /** when set, the body is handed over piece by piece (watch streams) instead of being collected */
@@ -58,6 +60,9 @@ export class RawConnection implements HttpConnection {
   private line: Buffer | undefined
   private closeAfter = false
   private closed = false
+  /** requests answered on the current socket, and whether any byte of the current answer has arrived */
+  private served = 0
+  private gotBytes = false
 
   constructor(private readonly target: Target) {}
 
@@ -78,6 +83,7 @@ export class RawConnection implements HttpConnection {
     const p = this.queue.shift()
     if (!p) return
     this.current = p
+    this.gotBytes = false
     const sock = this.sock ?? this.open()
     sock.write(p.buf)
   }
@@ -90,9 +96,20 @@ export class RawConnection implements HttpConnection {
     s.on('close', () => {
       if (this.sock !== s) return
       this.sock = undefined
+      // a server may close a kept-alive connection it found idle (uWS does after 10 s) just as a request goes out:
+      // such a request never reached it, so it is sent once more on a new connection, as HTTP clients do
+      const cur = this.current
+      if (cur && !cur.retried && !this.gotBytes && this.served > 0 && !this.closed) {
+        cur.retried = true
+        this.current = undefined
+        this.queue.unshift(cur)
+        this.next()
+        return
+      }
       this.fail(new Error('connection closed by peer'))
     })
     this.sock = s
+    this.served = 0
     this.state = State.Head
     this.head = undefined
     return s
@@ -116,6 +133,7 @@ export class RawConnection implements HttpConnection {
   }
 
   private onData(d: Buffer): void {
+    this.gotBytes = true
     while (d.length > 0) {
       switch (this.state) {
         case State.Head: {
@@ -199,6 +217,7 @@ export class RawConnection implements HttpConnection {
     this.parts = []
     this.state = State.Head
     this.current = undefined
+    this.served++
     if (this.closeAfter && this.sock) { const s = this.sock; this.sock = undefined; s.destroy() }
     cur?.resolve({ status: this.status, body })
     if (this.queue.length > 0) this.next()

@@ -32,8 +32,12 @@ export function configMapBody(size: number, nameLen: number): SizedBody {
   }), size, nameLen)
 }
 
-/** What the server stores (and etcd is given) for such a ConfigMap: the same object with the server-set metadata. */
-export function storedConfigMapBody(size: number, nameLen: number): SizedBody {
+/**
+ * What the server stores (and etcd is given) for such a ConfigMap: the same object with the server-set metadata,
+ * `total` bytes long when the scenario has seen what the server really stores (its answer to a create or get),
+ * otherwise an estimate.
+ */
+export function storedConfigMapBody(size: number, nameLen: number, total?: number): SizedBody {
   const base = configMapBody(size, nameLen).body('n'.repeat(nameLen)).length
   return new SizedBody((name, pad) => ({
     kind: 'ConfigMap', apiVersion: 'v1',
@@ -42,7 +46,7 @@ export function storedConfigMapBody(size: number, nameLen: number): SizedBody {
       creationTimestamp: '2026-01-01T00:00:00Z', labels: { app: 'bench' },
     },
     data: { payload: pad },
-  }), base + 120, nameLen)
+  }), total ?? base + 120, nameLen)
 }
 
 /** A Pod bound to a node, padded with an annotation to about `size` bytes. */

@@ -17,12 +17,15 @@ export function cpuSeconds(pid: number): number | undefined {
   }
 }
 
-/** VmRSS and VmHWM (peak) of a process in bytes. */
-export function memory(pid: number): { rss: number; hwm: number } | undefined {
+/**
+ * VmRSS and VmHWM (peak) of a process in bytes, and RSS split into anonymous memory (heaps, buffers) and file pages
+ * (mapped files: the LMDB data file is read through a map, so the pages it touches count here).
+ */
+export function memory(pid: number): { rss: number; hwm: number; anon: number; file: number } | undefined {
   try {
     const s = readFileSync(`/proc/${pid}/status`, 'latin1')
     const kb = (k: string) => Number(new RegExp(`^${k}:\\s+(\\d+) kB`, 'm').exec(s)?.[1] ?? 0) * 1024
-    return { rss: kb('VmRSS'), hwm: kb('VmHWM') }
+    return { rss: kb('VmRSS'), hwm: kb('VmHWM'), anon: kb('RssAnon'), file: kb('RssFile') + kb('RssShmem') }
   } catch {
     return undefined
   }

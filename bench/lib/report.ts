@@ -1,7 +1,9 @@
 // The report of a run: rows (one per target and operation), ratios against the peers, the readable table,
 // the JSON and the self-contained HTML page (inline SVG, no external assets).
-import { readFileSync, writeFileSync } from 'node:fs'
+import { createHash } from 'node:crypto'
+import { readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs'
 import os from 'node:os'
+import { join } from 'node:path'
 import type { LatencySummary } from './hist.js'
 import type { ProcStats } from './proc.js'
 import type { StageTimings } from './server.js'
@@ -52,6 +54,8 @@ export interface Report {
   scenario: string
   date: string
   machine: Machine
+  /** which server was measured: a digest of the compiled server (dist/src, dist/actors) and when it was built */
+  serverBuild: ServerBuild
   settings: Record<string, Setting>
   rows: Row[]
   ratios: Ratio[]
@@ -64,6 +68,32 @@ export interface Machine {
   memGiB: number
   node: string
   loadavg: number[]
+}
+
+export interface ServerBuild {
+  id: string
+  builtAt: string
+}
+
+/** sha256 of every compiled server file (path and content), first 12 hex digits, and the newest file's time. */
+export function serverBuild(distDir: string): ServerBuild {
+  const h = createHash('sha256')
+  let newest = 0
+  const walk = (dir: string) => {
+    let entries
+    try { entries = readdirSync(dir, { withFileTypes: true }).sort((a, b) => a.name.localeCompare(b.name)) } catch { return }
+    for (const e of entries) {
+      const p = join(dir, e.name)
+      if (e.isDirectory()) walk(p)
+      else if (e.name.endsWith('.js')) {
+        h.update(p.slice(distDir.length)).update(readFileSync(p))
+        newest = Math.max(newest, statSync(p).mtimeMs)
+      }
+    }
+  }
+  walk(join(distDir, 'src'))
+  walk(join(distDir, 'actors'))
+  return { id: h.digest('hex').slice(0, 12), builtAt: newest ? new Date(newest).toISOString() : 'unknown' }
 }
 
 export function machine(): Machine {
@@ -120,6 +150,7 @@ export function text(rep: Report): string {
   const out: string[] = []
   const m = rep.machine
   out.push(`scenario ${rep.scenario}   ${rep.date}   ${m.nproc} cores ${m.cpu}, ${m.memGiB} GiB, node ${m.node}, loadavg ${m.loadavg.join(' ')}`)
+  out.push(`server build ${rep.serverBuild.id} (compiled ${rep.serverBuild.builtAt})`)
   out.push('settings:')
   for (const [k, s] of Object.entries(rep.settings)) {
     out.push(`  --${k} ${JSON.stringify(s.value)}${s.isDefault ? ' (default)' : ''}   ${s.help}`)
@@ -224,7 +255,7 @@ export function html(rep: Report): string {
 <style>body{font-family:sans-serif;margin:2em;max-width:1100px}table{border-collapse:collapse;font-size:13px}td,th{border:1px solid #ccc;padding:3px 6px;text-align:right}td:nth-child(-n+2),th:nth-child(-n+2){text-align:left}pre{background:#f6f6f6;padding:1em;overflow:auto;font-size:12px}</style>
 </head><body>
 <h1>orch bench: ${esc(rep.scenario)}</h1>
-<p>${esc(rep.date)} &mdash; ${m.nproc} cores, ${esc(m.cpu)}, ${m.memGiB} GiB, node ${esc(m.node)}, load average at start ${m.loadavg.join(' ')}</p>
+<p>${esc(rep.date)} &mdash; server build ${esc(rep.serverBuild.id)} (compiled ${esc(rep.serverBuild.builtAt)}) &mdash; ${m.nproc} cores, ${esc(m.cpu)}, ${m.memGiB} GiB, node ${esc(m.node)}, load average at start ${m.loadavg.join(' ')}</p>
 <h2>Results</h2>
 <table><tr><th>target</th><th>operation</th><th>ops</th><th>rate</th><th>p50 ms</th><th>p90 ms</th><th>p99 ms</th><th>max ms</th><th>errors</th><th>server CPU %</th><th>server CPU us/op</th><th>server peak RSS MB</th><th>loadgen CPU %</th></tr>
 ${rows.map((r) => `<tr><td>${esc(r.target)}</td><td>${esc(r.name)}</td><td>${r.ops}</td><td>${fmt(r.rate, 1)} ${esc(r.unit)}</td><td>${fmt(r.latency?.p50)}</td><td>${fmt(r.latency?.p90)}</td><td>${fmt(r.latency?.p99)}</td><td>${fmt(r.latency?.max)}</td><td>${r.errors}</td><td>${r.server?.cpuPct ?? '-'}</td><td>${cpuPerOp(r)}</td><td>${r.server ? fmt(r.server.peakRssMB, 1) : '-'}</td><td>${r.loadgenCpuPct ?? '-'}</td></tr>`).join('\n')}

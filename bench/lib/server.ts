@@ -1,7 +1,7 @@
 // Starts the real server (dist/src/main.js) in its own process on loopback with a fresh data dir, waits for /readyz,
 // samples its CPU and RSS, and reads the per-stage `timings` of its access log lines afterwards.
 import { spawn, type ChildProcess } from 'node:child_process'
-import { createReadStream, mkdirSync, mkdtempSync, openSync, closeSync, rmSync, statSync } from 'node:fs'
+import { createReadStream, mkdirSync, mkdtempSync, openSync, closeSync, readFileSync, rmSync, statSync } from 'node:fs'
 import http from 'node:http'
 import net from 'node:net'
 import { tmpdir } from 'node:os'
@@ -88,7 +88,7 @@ export async function launchServer(o: LaunchOptions): Promise<Server> {
   const fd = openSync(logFile, 'a')
   const args = [
     '--port', String(port), '--secure-port', '0', '--bind-address', '127.0.0.1', '--data-dir', dataDir,
-    '--log-level', o.logLevel, '--max-requests-inflight', '0', '--max-mutating-requests-inflight', '0',
+    '--log-level', o.logLevel, '--max-requests-inflight', '0', '--max-mutating-requests-inflight', '0', '--authorization-mode', 'AlwaysAllow',
     ...(o.frontends ? ['--frontends', String(o.frontends)] : []),
     ...(o.shards ? ['--shards', String(o.shards)] : []),
     ...(o.extraArgs ?? []),
@@ -103,7 +103,7 @@ export async function launchServer(o: LaunchOptions): Promise<Server> {
   const url = `http://127.0.0.1:${port}`
   const deadline = t0 + (o.readyTimeoutMs ?? 120_000)
   for (;;) {
-    if (exitCode !== undefined) throw new Error(`server exited with ${exitCode} before it was ready; log: ${logFile}`)
+    if (exitCode !== undefined) throw new Error(`server exited with ${exitCode} before it was ready; its log ends with:\n${tail(logFile)}`)
     if ((await probe(url, '/readyz', 500)) === 200) break
     if (performance.now() > deadline) {
       proc.kill('SIGKILL')
@@ -173,6 +173,16 @@ async function readAccessTimings(file: string, window?: [number, number]): Promi
     p99Ms: r3(v.total.percentile(99) / 1e6),
     stagesMeanMs: Object.fromEntries(Object.entries(v.stages).map(([k, t]) => [k, r3(t / v.n)])),
   }))
+}
+
+/** The last lines of a log file (the temp dir holding it is removed when the run ends). */
+function tail(file: string, bytes = 3000): string {
+  try {
+    const s = readFileSync(file, 'utf8')
+    return s.slice(-bytes)
+  } catch {
+    return '(no log)'
+  }
 }
 
 /** Removes a run's temporary directory. */

@@ -1,7 +1,9 @@
 // Label selectors (=, ==, !=, in, notin, exists, !key) and field selectors (=, ==, !=): parsing and matching.
+import { qualifiedName, labelValue } from './validation.js'
 
 export type LabelRequirement =
   | { key: string; op: 'eq' | 'neq'; value: string }
+  | { key: string; op: 'gt' | 'lt'; value: number }
   | { key: string; op: 'in' | 'notin'; values: string[] }
   | { key: string; op: 'exists' | 'notexists' }
 
@@ -32,13 +34,24 @@ export function parseLabelSelector(s: string): LabelSelector {
     if (key === '') throw new SelectorError(`unable to parse requirement: found '${s[i] ?? ''}', expected: identifier`)
     ws()
     if (neg) {
+      checkKey(key)
       reqs.push({ key, op: 'notexists' })
     } else if (i >= n || s[i] === ',') {
+      checkKey(key)
       reqs.push({ key, op: 'exists' })
+    } else if (s[i] === '>' || s[i] === '<') {
+      const op = s[i] === '>' ? 'gt' : 'lt'
+      i++
+      const raw = ident()
+      if (!/^-?\d+$/.test(raw)) throw new SelectorError(`unable to parse requirement: for 'Gt', 'Lt' operators, the value must be an integer`)
+      checkKey(key)
+      reqs.push({ key, op, value: Number(raw) })
     } else if (s.startsWith('==', i) || s.startsWith('!=', i) || s[i] === '=') {
       const op = s.startsWith('!=', i) ? 'neq' : 'eq'
       i += s.startsWith('==', i) || s.startsWith('!=', i) ? 2 : 1
       const value = ident()
+      checkKey(key)
+      checkValue(key, value)
       reqs.push({ key, op, value })
     } else if (/^in\s*\(/.test(s.slice(i)) || /^notin\s*\(/.test(s.slice(i))) {
       const op = s.startsWith('notin', i) ? 'notin' : 'in'
@@ -54,6 +67,8 @@ export function parseLabelSelector(s: string): LabelSelector {
         if (s[i] === ')') { i++; break }
         throw new SelectorError(`unable to parse requirement: found '${s[i] ?? ''}', expected: ',', ')'`)
       }
+      checkKey(key)
+      for (const v of values) checkValue(key, v)
       reqs.push({ key, op, values })
     } else {
       throw new SelectorError(`unable to parse requirement: found '${s[i]}', expected: in, notin, =, ==, !=, gt, lt`)
@@ -62,9 +77,22 @@ export function parseLabelSelector(s: string): LabelSelector {
     if (i < n) {
       if (s[i] !== ',') throw new SelectorError(`found '${s[i]}', expected: ',' or 'end of string'`)
       i++
+      ws()
+      if (i >= n) throw new SelectorError(`found '', expected: identifier after ','`)
     }
   }
   return reqs
+}
+
+/** Keys are qualified names and values label values, as upstream validates them when parsing. */
+function checkKey(key: string): void {
+  const errs = qualifiedName(key)
+  if (errs.length > 0) throw new SelectorError(`unable to parse requirement: key: Invalid value: ${JSON.stringify(key)}: ${errs.join('; ')}`)
+}
+
+function checkValue(key: string, value: string): void {
+  const errs = labelValue(value)
+  if (errs.length > 0) throw new SelectorError(`unable to parse requirement: values[0][${key}]: Invalid value: ${JSON.stringify(value)}: ${errs.join('; ')}`)
 }
 
 export function matchLabels(sel: LabelSelector, labels: Record<string, string> | undefined): boolean {
@@ -77,6 +105,8 @@ export function matchLabels(sel: LabelSelector, labels: Record<string, string> |
       case 'notin': if (v !== undefined && r.values.includes(v)) return false; break
       case 'exists': if (v === undefined) return false; break
       case 'notexists': if (v !== undefined) return false; break
+      case 'gt': if (v === undefined || !/^-?\d+$/.test(v) || Number(v) <= r.value) return false; break
+      case 'lt': if (v === undefined || !/^-?\d+$/.test(v) || Number(v) >= r.value) return false; break
     }
   }
   return true

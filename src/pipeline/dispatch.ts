@@ -104,7 +104,7 @@ export function parseSelectors(ctx: RequestContext, def: ResolvedDefinition): Se
     if (ls) { labels = parseLabelSelector(ls); if (labels.length === 0) labels = null }
     if (fs) { fields = parseFieldSelector(fs); if (fields.length === 0) fields = null }
   } catch (err) {
-    if (err instanceof SelectorError) throw badRequest(`unable to parse requirement: ${err.message}`)
+    if (err instanceof SelectorError) throw badRequest(err.message)
     throw err
   }
   if (fields) {

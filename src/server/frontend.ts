@@ -146,11 +146,11 @@ async function main(): Promise<void> {
   parentPort!.postMessage({ type: 'listening' })
 }
 
-parentPort!.on('message', (m: { type: string }) => {
+parentPort!.on('message', async (m: { type: string }) => {
   if (m.type === 'close') {
     // Never terminate a worker whose app listens: close the sockets and let the loop drain.
     for (const a of apps) if (a.socket) { uws.us_listen_socket_close(a.socket); a.socket = null }
-    closeAllWatches()
+    await closeAllWatches().catch((err) => log.error({ err }, 'closing watches failed'))
     for (const a of apps) try { (a.app as unknown as { close?: () => void }).close?.() } catch { /* older builds lack close */ }
     store.clients.forEach((c) => c.close())
     authz.close()

@@ -16,7 +16,8 @@ export interface RequestInfo {
   parts: string[]
 }
 
-function isTrue(v: string | undefined): boolean { return v === 'true' || v === '1' }
+/** A watch flag: any value but `0` and `false` turns it on (an empty value too, as upstream parses it). */
+function isTrue(v: string | undefined): boolean { return v !== undefined && v !== '0' && v !== 'false' }
 
 /** Mirrors upstream's RequestInfoFactory: /api/v1/..., /apis/<group>/<version>/..., optional namespaces/<ns>/. */
 export function parseRequestInfo(method: string, path: string, query: URLSearchParams): RequestInfo {

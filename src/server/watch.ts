@@ -40,6 +40,7 @@ interface Watcher {
   sentRv: number
   /** events arriving while the start-up state is being sent */
   pending: WatchEvent[] | null
+  pendingBytes: number
   bookmarks: boolean
   /** Table apiVersion when the client asked for Tables (kubectl get -w), else null */
   table: string | null
@@ -74,13 +75,27 @@ class Hub {
     return this.subscribed
   }
 
+  /**
+   * The version through which every event of this type has reached this front-end: the shard answers on the same
+   * port after every event it published before, so nothing at or below it can still be on the way.
+   */
+  async progress(): Promise<number> {
+    const r = await store.clients[this.shard].request({ op: 'watchSubscribe', prefix: this.prefix })
+    return r.ok ? r.rv : 0
+  }
+
   deliver(events: WatchEvent[]): void {
     for (const l of this.listeners) {
       try { l(events) } catch (err) { log.error({ err, prefix: this.prefix }, 'watch listener failed') }
     }
     for (const w of this.watchers) {
       if (w.closed) continue
-      if (w.pending) { w.pending.push(...events); continue }
+      if (w.pending) {
+        for (const ev of events) { w.pending.push(ev); w.pendingBytes += ev[3].length }
+        // A watch still waiting to start holds what arrives meanwhile, up to the cap of a slow watcher.
+        if (w.pendingBytes > MAX_BUFFERED) { watchMetrics.slowTerminated++; end(w) }
+        continue
+      }
       for (const ev of events) sendEvent(w, ev)
     }
   }
@@ -282,7 +297,7 @@ async function startWatch(ctx: RequestContext, def: ResolvedDefinition): Promise
   return {
     status: 200, body: '', contentType: 'application/json', headers: [],
     stream: (res: HttpResponse) => {
-      const w: Watcher = { res, def, prefix, name, sel, query: q, sentRv: 0, pending: [], bookmarks: parseBool(q.get('allowWatchBookmarks')), table: tableVersionOf(ctx.headers['accept']), alias: ctx.aliasGroup ? [def.group, ctx.aliasGroup] : null, mt, tableColumnsSent: false, closed: false, buffered: 0, drainWatch: false, timers: [], hub }
+      const w: Watcher = { res, def, prefix, name, sel, query: q, sentRv: 0, pending: [], pendingBytes: 0, bookmarks: parseBool(q.get('allowWatchBookmarks')), table: tableVersionOf(ctx.headers['accept']), alias: ctx.aliasGroup ? [def.group, ctx.aliasGroup] : null, mt, tableColumnsSent: false, closed: false, buffered: 0, drainWatch: false, timers: [], hub }
       watchMetrics.started++
       watchMetrics.active++
       res.onAborted(() => { if (!w.closed) { w.closed = true; for (const t of w.timers) clearTimeout(t); hub.watchers.delete(w); watchMetrics.active-- } })
@@ -315,9 +330,12 @@ async function startWatch(ctx: RequestContext, def: ResolvedDefinition): Promise
         if (w.bookmarks) {
           const tick = () => {
             if (w.closed) return
-            w.sentRv = Math.max(w.sentRv, store.watermark(shard))
-            write(w, bookmarkFrame(w, w.sentRv))
-            w.timers.push(setTimeout(tick, BOOKMARK_INTERVAL_MS))
+            void hub.progress().then((rv) => {
+              if (w.closed) return
+              w.sentRv = Math.max(w.sentRv, rv)
+              write(w, bookmarkFrame(w, w.sentRv))
+              w.timers.push(setTimeout(tick, BOOKMARK_INTERVAL_MS))
+            })
           }
           w.timers.push(setTimeout(tick, BOOKMARK_INTERVAL_MS))
         }
@@ -343,12 +361,13 @@ function invalidWatch(_def: ResolvedDefinition, field: string, value: string, de
   return invalid('ListOptions.meta.orch.io', 'meta.orch.io', 'ListOptions', '', [{ type: 'FieldValueForbidden', field, value, detail }])
 }
 
-/** Bookmarks to every watcher that asked for them, then end all streams (graceful shutdown). */
-export function closeAllWatches(): void {
-  for (const hub of hubs.values()) {
+/** Bookmarks (at what was really delivered) to every watcher that asked for them, then end all streams (graceful shutdown). */
+export async function closeAllWatches(): Promise<void> {
+  await Promise.all([...hubs.values()].map(async (hub) => {
+    const rv = hub.watchers.size > 0 ? await hub.progress().catch(() => 0) : 0
     for (const w of [...hub.watchers]) {
-      if (w.bookmarks) write(w, bookmarkFrame(w, Math.max(w.sentRv, store.watermark(hub.shard))))
+      if (w.bookmarks && !w.pending) write(w, bookmarkFrame(w, Math.max(w.sentRv, rv)))
       end(w)
     }
-  }
+  }))
 }

@@ -169,8 +169,8 @@ t.test('informers keep exactly the server state through bursts and a restart', a
   const kc = new KubeConfig()
   kc.loadFromOptions({
     clusters: [{ name: 'orch', server: s.url, skipTLSVerify: true }],
-    users: [{ name: 'anonymous' }],
-    contexts: [{ name: 'orch', cluster: 'orch', user: 'anonymous' }],
+    users: [{ name: 'admin', token: s.adminToken }],
+    contexts: [{ name: 'orch', cluster: 'orch', user: 'admin' }],
     currentContext: 'orch',
   })
   const api = kc.makeApiClient(CoreV1Api)

@@ -60,16 +60,16 @@ async function allPages(path: string): Promise<Reply[]> {
 
 /** The assertions the helpers below use (a tap Test has them). */
 interface Asserts {
-  ok(v: unknown, msg?: string): unknown
-  equal(a: unknown, b: unknown, msg?: string): unknown
-  match(a: unknown, b: unknown, msg?: string): unknown
-  same(a: unknown, b: unknown, msg?: string): unknown
+  ok(v: unknown, msg: string): unknown
+  equal(a: unknown, b: unknown, msg: string): unknown
+  match(a: unknown, b: unknown, msg: string): unknown
+  same(a: unknown, b: unknown, msg: string): unknown
 }
 
 function expectInvalid(t: Asserts, r: Reply, what: string): void {
   t.ok(r.status === 422 || r.status === 400, `${what}: invalid → 422/400 (got ${r.status} ${r.json?.message ?? ''})`)
   t.equal(r.json?.kind, 'Status', `${what}: a Status`)
-  t.equal(r.json?.code, r.status)
+  t.equal(r.json?.code, r.status, `${what}: code matches the status`)
 }
 
 function expectTooLarge(t: Asserts, r: Reply, what: string): void {
