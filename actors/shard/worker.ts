@@ -96,6 +96,19 @@ function finishRv(rv: number): void {
 }
 
 
+/**
+ * Object counts per type and per type and namespace, kept in the meta database in the same transaction as the
+ * objects, so a list page learns its remainingItemCount from its own snapshot without counting keys.
+ */
+function countKey(key: string, delta: number): void {
+  const typeEnd = key.indexOf('/', key.indexOf('/') + 1) + 1
+  const nsEnd = key.indexOf('/', typeEnd) + 1
+  for (const prefix of [key.slice(0, typeEnd), key.slice(0, nsEnd)]) {
+    const k = `n:${prefix}`
+    meta.put(k, (meta.get(k) ?? 0) + delta)
+  }
+}
+
 interface PendingWrite { peer: Peer; req: ObjectPut | ObjectDelete; rv: number; failure: ShardReply | null; event: WatchEvent | null }
 
 /**
@@ -136,9 +149,11 @@ function apply(w: PendingWrite): void {
   const json = at < 0 ? req.json : req.json.slice(0, at) + String(rv) + req.json.slice(at + RV_MARKER.length)
   const rec = encodeRecord(rv, req.attrs, json)
   if (req.op === 'objectPut') {
+    if (!cur) countKey(req.key, 1)
     objects.put(req.key, rec)
     w.event = [cur ? 'MODIFIED' : 'ADDED', req.key, rv, rec, cur ? Buffer.from(cur) : null]
   } else {
+    countKey(req.key, -1)
     objects.remove(req.key)
     w.event = ['DELETED', req.key, rv, rec, Buffer.from(cur!)]
   }

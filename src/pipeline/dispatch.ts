@@ -132,27 +132,27 @@ export function matches(sel: Selectors, key: string, rec: Uint8Array): boolean {
   return true
 }
 
-interface ContinueToken { rv: number; start: string; /** when the first page was served (ms) */ t: number }
+interface ContinueToken { rv: number; start: string; /** when the first page was served (ms) */ t: number; /** items returned by the pages so far */ n: number }
 
 /** Continue tokens live this long; then 410 with a token that continues from the newest state. */
 const CONTINUE_TTL_MS = 5 * 60 * 1000
 /** Exact reads of an older version are served this far back. */
 const SNAPSHOT_RETENTION_MS = 75 * 1000
 
-function encodeContinue(t: ContinueToken): string { return Buffer.from(JSON.stringify({ v: 'meta.orch.io/v1', rv: t.rv, start: t.start, t: t.t })).toString('base64url') }
+function encodeContinue(t: ContinueToken): string { return Buffer.from(JSON.stringify({ v: 'meta.orch.io/v1', rv: t.rv, start: t.start, t: t.t, n: t.n })).toString('base64url') }
 function decodeContinue(s: string, prefix: string): ContinueToken {
   let t: any
   try { t = JSON.parse(Buffer.from(s, 'base64url').toString('utf8')) } catch { throw badRequest('invalid continue token: bad encoding') }
   if (!t || typeof t.rv !== 'number' || typeof t.start !== 'string' || typeof t.t !== 'number' || t.v !== 'meta.orch.io/v1') throw badRequest('invalid continue token: unrecognized format')
   if (!t.start.startsWith(prefix)) throw badRequest('invalid continue token: key is outside the requested range')
-  return { rv: t.rv, start: t.start, t: t.t }
+  return { rv: t.rv, start: t.start, t: t.t, n: typeof t.n === 'number' && t.n >= 0 ? t.n : 0 }
 }
 
 const CONTINUE_TOO_OLD = 'The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter, or use the continue token in this response to retrieve the remainder of the results. Continuing with the provided token results in an inconsistent list - objects that were created, modified, or deleted between the time the first chunk was returned and now may show up in the list.'
 
 function continueExpired(t: ContinueToken): ApiError {
   const e = expired(CONTINUE_TOO_OLD)
-  e.continueToken = encodeContinue({ rv: -1, start: t.start, t: Date.now() })
+  e.continueToken = encodeContinue({ rv: -1, start: t.start, t: Date.now(), n: t.n })
   return e
 }
 
@@ -180,12 +180,15 @@ async function rollback(shard: number, def: ResolvedDefinition, rv: number, maxA
   }
 }
 
-/** Keys after `after` at the overlay's version: the current count, corrected for keys created or deleted since. */
-function remainingAt(shard: number, prefix: string, after: string, overlay: Overlay | null): number {
-  let n = store.count(shard, prefix, after)
+/**
+ * Objects not yet returned at the overlay's version: the kept count of the prefix, corrected for keys created or
+ * deleted since, less what the earlier pages and this one returned.
+ */
+function remainingAt(shard: number, prefix: string, returned: number, overlay: Overlay | null): number {
+  let n = store.count(shard, prefix) - returned
   if (overlay) {
     for (const [key, old] of overlay) {
-      if (!key.startsWith(prefix) || key <= after) continue
+      if (!key.startsWith(prefix)) continue
       const now = store.get(shard, key) !== undefined
       if (now && old === null) n--
       else if (!now && old !== null) n++
@@ -244,10 +247,12 @@ export async function list(ctx: RequestContext, def: ResolvedDefinition): Promis
   let after: string | undefined
   let overlay: Overlay | null = null
   let started = Date.now()
+  let returnedBefore = 0
   if (cont) {
     const t = decodeContinue(cont, prefix)
     after = t.start
     started = t.t
+    returnedBefore = t.n
     if (t.rv < 0) {
       listRv = store.snapshot(shard)
     } else {
@@ -287,8 +292,8 @@ export async function list(ctx: RequestContext, def: ResolvedDefinition): Promis
   }
   const meta: Obj = { resourceVersion: String(listRv) }
   if (more && lastKey !== undefined) {
-    meta.continue = encodeContinue({ rv: listRv, start: lastKey, t: started })
-    if (!sel.labels && !sel.fields) meta.remainingItemCount = remainingAt(shard, prefix, lastKey, overlay)
+    meta.continue = encodeContinue({ rv: listRv, start: lastKey, t: started, n: returnedBefore + count })
+    if (!sel.labels && !sel.fields) meta.remainingItemCount = Math.max(0, remainingAt(shard, prefix, returnedBefore + count, overlay))
   }
   return listResponse(ctx, def, meta, parts)
 }

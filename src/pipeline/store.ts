@@ -62,10 +62,9 @@ export class Store {
     }
   }
 
-  /** Number of keys under a prefix from `after` on (for remainingItemCount). */
-  count(shard: number, prefix: string, after?: string): number {
-    const start = after !== undefined ? after + '\u0000' : prefix
-    return this.#envs[shard].objects.getKeysCount({ start, end: prefixEnd(prefix) })
+  /** Number of objects under a type or type-and-namespace prefix, in the current snapshot (kept by the shard). */
+  count(shard: number, prefix: string): number {
+    return this.#envs[shard].meta.get(`n:${prefix}`) ?? 0
   }
 
   watermark(shard: number): number { return Number(Atomics.load(this.#counters, watermarkSlot(shard))) }
