@@ -7,6 +7,9 @@ import { WorkQueue } from './queue.js'
 
 interface Node { def: ResolvedDefinition; key: string; owners: string[] }
 
+/** Records read per event-loop turn while the initial graph is built. */
+const SCAN_SLICE = 5000
+
 export class GarbageCollector {
   #client: InternalClient
   #log: Logger
@@ -32,11 +35,23 @@ export class GarbageCollector {
         for (const [type, key, , rec] of events) this.#observe(def, key, rec, type === 'DELETED')
       }))
     }
-    // The initial graph, built from the stored attributes only (no object is parsed).
+    // The initial graph, built from the stored attributes only (no object is parsed), a slice per turn so that
+    // the main thread stays responsive with millions of objects.
     for (const def of registry.all) {
       const shard = store.shardFor(def.group, def.resource)
-      store.snapshot(shard)
-      for (const { key, value } of store.range(shard, `${def.group}/${def.resource}/`)) this.#observe(def, key, value, false)
+      const prefix = `${def.group}/${def.resource}/`
+      let after: string | undefined
+      for (;;) {
+        store.snapshot(shard)
+        let n = 0
+        for (const { key, value } of store.range(shard, prefix, after)) {
+          this.#observe(def, key, value, false)
+          after = key
+          if (++n === SCAN_SLICE) break
+        }
+        if (n < SCAN_SLICE) break
+        await new Promise((r) => setImmediate(r))
+      }
     }
   }
 
