@@ -113,9 +113,14 @@ function fail(res: HttpResponse, ctx: RequestContext | undefined, err: unknown):
   }
 }
 
+/** One line per request, written through the root logger with the request's fields (no child logger is made). */
 function accessLog(ctx: RequestContext, status: number): void {
-  if (!ctx.logs('info')) return
-  ctx.log.info({ method: ctx.method, url: ctx.url, status, ms: Math.round((performance.now() - ctx.start) * 1000) / 1000, timings: ctx.timings }, 'access')
+  if (!log.isLevelEnabled('info')) return
+  const i = ctx.info
+  log.info({
+    reqId: ctx.reqId, verb: i.verb, resource: i.resource || undefined, namespace: i.namespace || undefined, user: ctx.user?.username,
+    method: ctx.method, url: ctx.url, status, ms: Math.round((performance.now() - ctx.start) * 1000) / 1000, timings: ctx.timings,
+  }, 'access')
 }
 
 function guarded(res: HttpResponse, req: HttpRequest): void {
