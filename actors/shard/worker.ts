@@ -30,6 +30,11 @@ const inflight: number[] = []
 
 interface Ring { events: Array<WatchEvent | undefined>; times: number[]; start: number; /** the rv before which history is gone */ floor: number }
 const rings = new Map<string, Ring>()
+/**
+ * The record of each key's newest event still in a ring: the next event of that key takes it as its previous state
+ * instead of a second copy of the same bytes (an update stream otherwise holds every object twice).
+ */
+const latest = new Map<string, Uint8Array>()
 
 type Peer = PortPeer<ShardRequest, ShardReply, WatchEvent> & { prefixes: Set<string> }
 const peers: Peer[] = []
@@ -59,7 +64,11 @@ function trimRing(r: Ring, now: number): void {
   if (cut > r.start) {
     r.floor = r.events[cut - 1]![2]
     // Expired events are released at once (each holds two copies of an object); the array is compacted later.
-    for (let i = r.start; i < cut; i++) r.events[i] = undefined
+    for (let i = r.start; i < cut; i++) {
+      const ev = r.events[i]!
+      if (latest.get(ev[1]) === ev[3]) latest.delete(ev[1])
+      r.events[i] = undefined
+    }
     r.start = cut
     if (r.start > 1024 && r.start * 2 > r.events.length) {
       r.events = r.events.slice(r.start)
@@ -109,6 +118,13 @@ function countKey(key: string, delta: number): void {
   }
 }
 
+/** The previous state of a key: the bytes its last ring event already holds when they are the stored ones. */
+function previous(key: string, cur: Buffer, curRv: number): Uint8Array {
+  const l = latest.get(key)
+  if (l !== undefined && Buffer.from(l.buffer, l.byteOffset, l.byteLength).readDoubleLE(0) === curRv) return l
+  return cur
+}
+
 interface PendingWrite { peer: Peer; req: ObjectPut | ObjectDelete; rv: number; failure: ShardReply | null; event: WatchEvent | null }
 
 /**
@@ -151,11 +167,13 @@ function apply(w: PendingWrite): void {
   if (req.op === 'objectPut') {
     if (!cur) countKey(req.key, 1)
     objects.put(req.key, rec)
-    w.event = [cur ? 'MODIFIED' : 'ADDED', req.key, rv, rec, cur ? Buffer.from(cur) : null]
+    w.event = [cur ? 'MODIFIED' : 'ADDED', req.key, rv, rec, cur ? previous(req.key, cur, curRv) : null]
+    latest.set(req.key, rec)
   } else {
     countKey(req.key, -1)
     objects.remove(req.key)
-    w.event = ['DELETED', req.key, rv, rec, Buffer.from(cur!)]
+    w.event = ['DELETED', req.key, rv, rec, previous(req.key, cur!, curRv)]
+    latest.delete(req.key)
   }
 }
 
