@@ -1,5 +1,5 @@
 // The patch verb: JSON patch, merge patch, strategic merge patch and server-side apply, through the guaranteed update.
-import { ApiError, badRequest, conflict, invalid, notFound, unsupportedMediaType, fieldRequired } from '../machinery/errors.js'
+import { ApiError, badRequest, conflict, invalid, notFound, unsupportedMediaType, fieldRequired, fieldForbidden } from '../machinery/errors.js'
 import { apply as applyJsonPatch, PatchError } from '../machinery/patch/json-patch.js'
 import { apply as applyMergePatch } from '../machinery/patch/merge-patch.js'
 import { apply as applyStrategic } from '../machinery/patch/strategic-merge.js'
@@ -60,7 +60,9 @@ export async function patch(ctx: RequestContext, def: ResolvedDefinition, target
   const name = ctx.info.name
   const schema = typeTree(loadDefinitions(), def.schemaRef)
   if (ct === APPLY_YAML || ct === APPLY_CBOR) return serverSideApply(ctx, def, target, name, schema)
-  if (isForce(ctx)) throw badRequest('force is only allowed for apply patches')
+  if (ctx.query.get('force') !== null) {
+    throw invalid('PatchOptions.meta.orch.io', 'meta.orch.io', 'PatchOptions', '', [fieldForbidden('force', 'may not be specified for non-apply patch')])
+  }
   const body = parseBody(ctx, false)
   return guaranteedUpdate(ctx, def, target, name, 0, (old, curRv) => {
     let out: unknown
