@@ -50,6 +50,14 @@ const EXTRA_ROOTS = [
   'io.k8s.apimachinery.pkg.apis.meta.v1.APIGroupList',
   'io.k8s.apimachinery.pkg.apis.meta.v1.APIVersions',
   'io.k8s.api.autoscaling.v1.Scale',
+  // Virtual kinds (created and answered, never stored) and the TokenRequest of serviceaccounts/token.
+  'io.k8s.api.authentication.v1.SelfSubjectReview',
+  'io.k8s.api.authentication.v1.TokenReview',
+  'io.k8s.api.authentication.v1.TokenRequest',
+  'io.k8s.api.authorization.v1.SelfSubjectAccessReview',
+  'io.k8s.api.authorization.v1.SelfSubjectRulesReview',
+  'io.k8s.api.authorization.v1.SubjectAccessReview',
+  'io.k8s.api.authorization.v1.LocalSubjectAccessReview',
 ]
 
 const DEF_PREFIX = '#/definitions/'

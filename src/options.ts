@@ -14,6 +14,19 @@ export interface Options {
   tokenAuthFile: string
   anonymousAuth: boolean
   authorizationMode: string[]
+  /** private key that signs service-account tokens (PEM); generated in the data dir when no key is given */
+  serviceAccountSigningKeyFile: string
+  /** keys that verify service-account tokens (PEM; repeatable) */
+  serviceAccountKeyFile: string[]
+  /** issuers of service-account tokens: the first signs, all are accepted (repeatable) */
+  serviceAccountIssuer: string[]
+  /** the audiences tokens are valid for by default (empty: the issuers) */
+  apiAudiences: string[]
+  /** legacy token secrets (and their accounts) must still exist for their tokens to work */
+  serviceAccountLookup: boolean
+  /** the longest lifetime a TokenRequest may get, in ms (0: no limit) */
+  serviceAccountMaxTokenExpiration: number
+  enableBootstrapTokenAuth: boolean
   maxRequestsInflight: number
   maxMutatingRequestsInflight: number
   enablePriorityAndFairness: boolean
@@ -41,7 +54,14 @@ export const defaultOptions: Readonly<Options> = Object.freeze({
   shards: Math.max(1, Math.floor(cores / 2)),
   tokenAuthFile: '',
   anonymousAuth: true,
-  authorizationMode: ['AlwaysAllow'],
+  authorizationMode: ['Node', 'RBAC'],
+  serviceAccountSigningKeyFile: '',
+  serviceAccountKeyFile: [],
+  serviceAccountIssuer: ['https://orch.default.svc.cluster.local'],
+  apiAudiences: [],
+  serviceAccountLookup: true,
+  serviceAccountMaxTokenExpiration: 0,
+  enableBootstrapTokenAuth: false,
   maxRequestsInflight: 400,
   maxMutatingRequestsInflight: 200,
   enablePriorityAndFairness: true,
@@ -57,7 +77,8 @@ export const defaultOptions: Readonly<Options> = Object.freeze({
 
 type FlagType = 'string' | 'port' | 'int' | 'bool' | 'duration' | 'list' | 'address' | 'gates'
 
-interface Flag { option: keyof Options; type: FlagType; help: string; min?: number; values?: string[] }
+/** `repeatable`: every occurrence of the flag adds its items (a list flag otherwise replaces the previous value). */
+interface Flag { option: keyof Options; type: FlagType; help: string; min?: number; values?: string[]; repeatable?: boolean }
 
 export const flags: Record<string, Flag> = {
   'bind-address': { option: 'bindAddress', type: 'address', help: 'IP address to listen on' },
@@ -70,7 +91,14 @@ export const flags: Record<string, Flag> = {
   shards: { option: 'shards', type: 'int', min: 1, help: 'number of shard actors (fixed once data exists)' },
   'token-auth-file': { option: 'tokenAuthFile', type: 'string', help: 'static token CSV: token,user,uid,"group1,group2"' },
   'anonymous-auth': { option: 'anonymousAuth', type: 'bool', help: 'admit requests without credentials as system:anonymous' },
-  'authorization-mode': { option: 'authorizationMode', type: 'list', values: ['AlwaysAllow', 'AlwaysDeny'], help: 'ordered authorizers' },
+  'authorization-mode': { option: 'authorizationMode', type: 'list', values: ['AlwaysAllow', 'AlwaysDeny', 'Node', 'RBAC'], help: 'ordered authorizers' },
+  'service-account-signing-key-file': { option: 'serviceAccountSigningKeyFile', type: 'string', help: 'private key (PEM) that signs service-account tokens; generated in the data dir when no key is given' },
+  'service-account-key-file': { option: 'serviceAccountKeyFile', type: 'list', repeatable: true, help: 'PEM keys that verify service-account tokens (repeatable, comma-separated)' },
+  'service-account-issuer': { option: 'serviceAccountIssuer', type: 'list', repeatable: true, help: 'issuer of service-account tokens; repeat to accept more issuers (the first signs)' },
+  'api-audiences': { option: 'apiAudiences', type: 'list', help: 'audiences tokens are valid for by default (default: the service-account issuers)' },
+  'service-account-lookup': { option: 'serviceAccountLookup', type: 'bool', help: 'legacy tokens work only while their secret and account exist' },
+  'service-account-max-token-expiration': { option: 'serviceAccountMaxTokenExpiration', type: 'duration', help: 'the longest lifetime a TokenRequest may get (0: no limit)' },
+  'enable-bootstrap-token-auth': { option: 'enableBootstrapTokenAuth', type: 'bool', help: 'accept bootstrap tokens (secrets bootstrap-token-<id> in orch-system)' },
   'max-requests-inflight': { option: 'maxRequestsInflight', type: 'int', min: 0, help: 'read-only requests in flight (0 = no limit)' },
   'max-mutating-requests-inflight': { option: 'maxMutatingRequestsInflight', type: 'int', min: 0, help: 'mutating requests in flight (0 = no limit)' },
   'enable-priority-and-fairness': { option: 'enablePriorityAndFairness', type: 'bool', help: 'API Priority and Fairness (until it lands, max-in-flight limits apply either way)' },
@@ -136,6 +164,7 @@ function parseValue(name: string, flag: Flag, raw: string): unknown {
       }
     }
     case 'list': {
+      // A repeatable flag names one value per occurrence unless it is a comma list (issuers are URLs without commas).
       const items = raw.split(',').map((s) => s.trim()).filter(Boolean)
       if (items.length === 0) throw bad('must not be empty')
       for (const it of items) if (flag.values && !flag.values.includes(it)) throw bad(`unsupported value "${it}"; supported: ${flag.values.join(', ')}`)
@@ -145,7 +174,11 @@ function parseValue(name: string, flag: Flag, raw: string): unknown {
 }
 
 export function resolveOptions(argv: string[]): Options {
-  const opts: Options = { ...defaultOptions, authorizationMode: [...defaultOptions.authorizationMode], featureGates: { ...defaultOptions.featureGates }, featureGateWarnings: [] }
+  const opts: Options = {
+    ...defaultOptions, authorizationMode: [...defaultOptions.authorizationMode], featureGates: { ...defaultOptions.featureGates }, featureGateWarnings: [],
+    serviceAccountKeyFile: [], serviceAccountIssuer: [...defaultOptions.serviceAccountIssuer], apiAudiences: [],
+  }
+  const repeated = new Set<string>()
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]
     if (!arg.startsWith('--')) throw new OptionsError(`unexpected argument "${arg}"`)
@@ -165,10 +198,18 @@ export function resolveOptions(argv: string[]): Options {
       const g = parsed as ReturnType<typeof parseFeatureGates>
       opts.featureGates = g.gates
       opts.featureGateWarnings = g.warnings
+    } else if (flag.repeatable) {
+      // The first occurrence replaces the default, later ones add to it.
+      const prev = repeated.has(name) ? (opts as any)[flag.option] as string[] : []
+      repeated.add(name)
+      ;(opts as any)[flag.option] = [...prev, ...(parsed as string[])]
     } else {
       ;(opts as any)[flag.option] = parsed
     }
   }
+  const modes = opts.authorizationMode
+  if (new Set(modes).size !== modes.length) throw new OptionsError(`invalid value "${modes.join(',')}" for flag --authorization-mode: a mode may be named only once`)
+  if (opts.serviceAccountIssuer.some((i) => i === '')) throw new OptionsError('flag --service-account-issuer: an issuer may not be empty')
   if ((opts.tlsCertFile === '') !== (opts.tlsPrivateKeyFile === '')) {
     throw new OptionsError('flags --tls-cert-file and --tls-private-key-file must be given together')
   }

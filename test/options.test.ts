@@ -9,7 +9,15 @@ t.test('defaults', async (t) => {
   t.equal(o.maxRequestsInflight, 400)
   t.equal(o.maxMutatingRequestsInflight, 200)
   t.equal(o.watchHistory, 300_000)
-  t.same(o.authorizationMode, ['AlwaysAllow'])
+  t.same(o.authorizationMode, ['Node', 'RBAC'], 'secure by default: Node and RBAC')
+  t.equal(o.anonymousAuth, true)
+  t.same(o.serviceAccountIssuer, ['https://orch.default.svc.cluster.local'])
+  t.same(o.serviceAccountKeyFile, [])
+  t.same(o.apiAudiences, [])
+  t.equal(o.serviceAccountLookup, true)
+  t.equal(o.serviceAccountSigningKeyFile, '')
+  t.equal(o.serviceAccountMaxTokenExpiration, 0)
+  t.equal(o.enableBootstrapTokenAuth, false)
   t.equal(o.featureGates.APIResponseCompression, true)
   t.equal(o.featureGates.CBORServingAndStorage, false)
   t.equal(defaultOptions.dataDir, './.orch-data')
@@ -22,6 +30,25 @@ t.test('flags in both spellings', async (t) => {
   t.equal(o.anonymousAuth, false)
   t.equal(o.watchHistory, 90_000)
   t.same(o.authorizationMode, ['AlwaysDeny', 'AlwaysAllow'])
+})
+
+t.test('authentication and authorization flags; repeatable flags add up', async (t) => {
+  const o = resolveOptions([
+    '--authorization-mode', 'RBAC,Node,AlwaysDeny', '--service-account-key-file', 'a.pem,b.pem', '--service-account-key-file=c.pem',
+    '--service-account-issuer', 'https://one', '--service-account-issuer', 'https://two', '--api-audiences', 'x,y',
+    '--service-account-lookup=false', '--service-account-signing-key-file', 's.pem', '--service-account-max-token-expiration', '2h',
+    '--enable-bootstrap-token-auth',
+  ])
+  t.same(o.authorizationMode, ['RBAC', 'Node', 'AlwaysDeny'])
+  t.same(o.serviceAccountKeyFile, ['a.pem', 'b.pem', 'c.pem'])
+  t.same(o.serviceAccountIssuer, ['https://one', 'https://two'], 'the first occurrence replaces the default issuer')
+  t.same(o.apiAudiences, ['x', 'y'])
+  t.equal(o.serviceAccountLookup, false)
+  t.equal(o.serviceAccountSigningKeyFile, 's.pem')
+  t.equal(o.serviceAccountMaxTokenExpiration, 7_200_000)
+  t.equal(o.enableBootstrapTokenAuth, true)
+  t.throws(() => resolveOptions(['--authorization-mode', 'RBAC,RBAC']), /a mode may be named only once/)
+  t.same(resolveOptions([]).serviceAccountIssuer, ['https://orch.default.svc.cluster.local'], 'defaults are not shared between calls')
 })
 
 t.test('errors name the flag', async (t) => {

@@ -1,27 +1,90 @@
-// The front-end's facade of the authz actor: a decision cache in front of batched requests.
+// The front-end's facade of the authz actor: a decision cache stamped with the shared RBAC versions, in front of batched requests.
 import type { MessagePort } from 'node:worker_threads'
 import { PortClient } from '../../src/machinery/port-rpc.js'
-import type { AuthzRequest, AuthzReply, Attributes } from './messages.js'
+import { nodeIdentity } from '../../src/machinery/node-refs.js'
+import { ApiError } from '../../src/machinery/errors.js'
+import { rbacVersionSlot, graphVersionSlot, type AuthzRequest, type AuthzReply, type Attributes, type Decision, type RulesAnswer } from './messages.js'
 
 const CACHE_LIMIT = 65536
 
+export interface AuthzDecision { decision: Decision; reason: string }
+
+const MASTERS: AuthzDecision = Object.freeze({ decision: 'allow', reason: '' }) as AuthzDecision
+
 export class AuthzClient extends PortClient<AuthzRequest, AuthzReply> {
-  #cache = new Map<string, AuthzReply>()
-  #generation = 0
+  #cache = new Map<string, AuthzDecision>()
+  /** The RBAC stamp the cached decisions were made at; the cache is dropped when it moves. */
+  #stamp = -1
+  #versions: BigInt64Array | null
+  #shards: number
 
-  constructor(port: MessagePort) { super(port) }
+  /** `versions`: the shared authz version counters (see messages.ts); without them nothing is cached. */
+  constructor(port: MessagePort, versions?: SharedArrayBuffer, shards = 0) {
+    super(port)
+    this.#versions = versions ? new BigInt64Array(versions) : null
+    this.#shards = shards
+  }
 
-  /** Drop every cached decision (an RBAC object changed). */
+  /** Per shard, the last acknowledged write the actor must have applied (RBAC types, and the graph types when asked). */
+  versions(withGraph: boolean): number[] {
+    const v = this.#versions
+    if (!v) return []
+    const out = new Array<number>(this.#shards)
+    for (let s = 0; s < this.#shards; s++) {
+      const r = Number(Atomics.load(v, rbacVersionSlot(s)))
+      out[s] = withGraph ? Math.max(r, Number(Atomics.load(v, graphVersionSlot(this.#shards, s)))) : r
+    }
+    return out
+  }
+
+  /** One number that moves whenever any shard acknowledges an RBAC write. */
+  #rbacStamp(): number {
+    const v = this.#versions
+    if (!v) return -1
+    let sum = 0
+    for (let s = 0; s < this.#shards; s++) sum += Number(Atomics.load(v, rbacVersionSlot(s)))
+    return sum
+  }
+
+  /** Drop every cached decision. */
   invalidate(): void { this.#cache.clear() }
 
-  async authorize(a: Attributes): Promise<AuthzReply> {
-    const key = `${a.user}\u0000${a.groups.join(',')}\u0000${a.verb}\u0000${a.apiGroup}\u0000${a.resource}\u0000${a.subresource}\u0000${a.namespace}\u0000${a.name}\u0000${a.isResourceRequest ? '' : a.path}`
+  async authorize(a: Attributes): Promise<AuthzDecision> {
+    if (a.groups.includes('system:masters')) return MASTERS
+    // A node's decisions follow the pod graph, which changes all the time: never cached, always current.
+    if (nodeIdentity(a.user, a.groups).isNode) return this.#ask(a, this.versions(true))
+    const stamp = this.#rbacStamp()
+    if (stamp < 0) return this.#ask(a, [])
+    if (stamp !== this.#stamp) { this.#cache.clear(); this.#stamp = stamp }
+    const key = `${a.user}\u0000${a.groups.join('\u0001')}\u0000${a.verb}\u0000${a.apiGroup}\u0000${a.resource}\u0000${a.subresource}\u0000${a.namespace}\u0000${a.name}\u0000${a.isResourceRequest ? '' : a.path}`
     const hit = this.#cache.get(key)
     if (hit) return hit
-    const r = await this.request({ op: 'authorize', attrs: a })
-    if (r.generation !== this.#generation) { this.#cache.clear(); this.#generation = r.generation }
-    if (this.#cache.size >= CACHE_LIMIT) this.#cache.clear()
-    this.#cache.set(key, r)
-    return r
+    const d = await this.#ask(a, this.versions(false))
+    // Kept only while no RBAC write was acknowledged since the question was asked.
+    if (this.#rbacStamp() === stamp && this.#stamp === stamp) {
+      if (this.#cache.size >= CACHE_LIMIT) this.#cache.clear()
+      this.#cache.set(key, d)
+    }
+    return d
+  }
+
+  async #ask(a: Attributes, versions: number[]): Promise<AuthzDecision> {
+    const r = await this.request({ op: 'authorize', attrs: a, versions })
+    return { decision: r.decision ?? 'noopinion', reason: r.reason ?? '' }
+  }
+
+  /** The rules a user holds in a namespace (every authorizer's, as SelfSubjectRulesReview reports them). */
+  async rules(user: string, groups: string[], namespace: string): Promise<RulesAnswer> {
+    const r = await this.request({ op: 'rules', user, groups, namespace, versions: this.versions(false) })
+    return r.rules ?? { resourceRules: [], nonResourceRules: [], incomplete: true, evaluationError: 'no answer' }
+  }
+
+  /** The escalation check of an RBAC object write: the 403 to answer, or undefined. */
+  async checkWrite(user: string, groups: string[], object: unknown, old?: unknown): Promise<ApiError | undefined> {
+    const r = await this.request({
+      op: 'writeCheck', user, groups, object: JSON.stringify(object), old: old === undefined ? undefined : JSON.stringify(old), versions: this.versions(false),
+    })
+    if (!r.error) return undefined
+    return new ApiError(r.error.code, r.error.reason, r.error.message, r.error.details as never)
   }
 }

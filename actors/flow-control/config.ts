@@ -210,6 +210,92 @@ export function matchesFlowSchema(fs: Obj, digest: RequestDigest): boolean {
   return false
 }
 
+/** A list under APF's wildcard rule: null = everything (`*` as the sole element), else the literal members. */
+function wildSet(v: unknown): Set<string> | null {
+  const l = strings(v)
+  return l.length === 1 && l[0] === '*' ? null : new Set(l)
+}
+
+interface CompiledResourceRule { verbs: Set<string> | null; resources: Set<string> | null; groups: Set<string> | null; clusterScope: boolean; namespaces: Set<string> | null }
+interface CompiledNonResourceRule { verbs: Set<string> | null; all: boolean; exact: Set<string>; prefixes: string[] }
+interface CompiledRule {
+  anyone: boolean
+  users: Set<string>
+  groups: Set<string>
+  /** Exact service-account user names, and `system:serviceaccount:<ns>:` prefixes of `*` subjects. */
+  serviceAccounts: Set<string>
+  serviceAccountPrefixes: string[]
+  resourceRules: CompiledResourceRule[]
+  nonResourceRules: CompiledNonResourceRule[]
+}
+
+/**
+ * The FlowSchema as a matcher with the same answers as matchesFlowSchema, built once per configuration: sets instead
+ * of list scans, no allocation per request (the front-end classifies every request against it).
+ */
+export function compileFlowSchema(fs: Obj): (digest: RequestDigest) => boolean {
+  const rules: CompiledRule[] = []
+  for (const r of Array.isArray(fs.spec?.rules) ? fs.spec.rules as unknown[] : []) {
+    if (!isObj(r)) continue
+    const c: CompiledRule = { anyone: false, users: new Set(), groups: new Set(), serviceAccounts: new Set(), serviceAccountPrefixes: [], resourceRules: [], nonResourceRules: [] }
+    for (const sub of Array.isArray(r.subjects) ? r.subjects as unknown[] : []) {
+      if (!isObj(sub)) continue
+      if (sub.kind === 'User' && isObj(sub.user)) {
+        if (sub.user.name === '*') c.anyone = true
+        else if (typeof sub.user.name === 'string') c.users.add(sub.user.name)
+      } else if (sub.kind === 'Group' && isObj(sub.group)) {
+        if (sub.group.name === '*') c.anyone = true
+        else if (typeof sub.group.name === 'string') c.groups.add(sub.group.name)
+      } else if (sub.kind === 'ServiceAccount' && isObj(sub.serviceAccount)) {
+        const ns = str(sub.serviceAccount.namespace)
+        const name = str(sub.serviceAccount.name)
+        if (name === '*') c.serviceAccountPrefixes.push(`${SA_PREFIX}${ns}:`)
+        else c.serviceAccounts.add(`${SA_PREFIX}${ns}:${name}`)
+      }
+    }
+    for (const rr of Array.isArray(r.resourceRules) ? r.resourceRules as unknown[] : []) {
+      if (!isObj(rr)) continue
+      c.resourceRules.push({ verbs: wildSet(rr.verbs), resources: wildSet(rr.resources), groups: wildSet(rr.apiGroups), clusterScope: rr.clusterScope === true, namespaces: wildSet(rr.namespaces) })
+    }
+    for (const nr of Array.isArray(r.nonResourceRules) ? r.nonResourceRules as unknown[] : []) {
+      if (!isObj(nr)) continue
+      const urls = strings(nr.nonResourceURLs)
+      const prefixes = urls.map((u) => { const p = u.endsWith('*') ? u.slice(0, -1) : u; return p.endsWith('/') ? p : `${p}/` })
+      c.nonResourceRules.push({ verbs: wildSet(nr.verbs), all: urls.includes('*'), exact: new Set(urls), prefixes })
+    }
+    rules.push(c)
+  }
+  const subjectMatches = (c: CompiledRule, user: UserLike): boolean => {
+    if (c.anyone || c.users.has(user.username) || c.serviceAccounts.has(user.username)) return true
+    if (c.groups.size > 0) for (const g of user.groups) if (c.groups.has(g)) return true
+    for (const p of c.serviceAccountPrefixes) if (user.username.startsWith(p)) return true
+    return false
+  }
+  return (digest: RequestDigest): boolean => {
+    const info = digest.info
+    for (const c of rules) {
+      if (info.isResourceRequest) {
+        if (c.resourceRules.length === 0 || !subjectMatches(c, digest.user)) continue
+        const rs = info.subresource === '' ? info.resource : `${info.resource}/${info.subresource}`
+        for (const rr of c.resourceRules) {
+          if (rr.verbs !== null && !rr.verbs.has(info.verb)) continue
+          if (rr.resources !== null && !rr.resources.has(rs)) continue
+          if (rr.groups !== null && !rr.groups.has(info.group)) continue
+          if (info.namespace === '' ? rr.clusterScope : rr.namespaces === null || rr.namespaces.has(info.namespace)) return true
+        }
+      } else {
+        if (c.nonResourceRules.length === 0 || !subjectMatches(c, digest.user)) continue
+        for (const nr of c.nonResourceRules) {
+          if (nr.verbs !== null && !nr.verbs.has(info.verb)) continue
+          if (nr.all || nr.exact.has(info.path)) return true
+          for (const p of nr.prefixes) if (info.path.startsWith(p)) return true
+        }
+      }
+    }
+    return false
+  }
+}
+
 /** The flow distinguisher of a request under a schema's distinguisherMethod. */
 export function flowDistinguisher(fs: Obj, digest: RequestDigest): string {
   switch (fs.spec?.distinguisherMethod?.type) {

@@ -260,8 +260,21 @@ export interface QueueSetConfig {
   queueLengthLimit?: number
 }
 
+/**
+ * Seats of a level that are also taken outside the queue set (the front-ends' fast path, through shared counters).
+ * With it, every admission check reads the shared total instead of the queue set's own count.
+ */
+export interface SharedSeats {
+  /** Every seat in use on the level, including those of requests this queue set dispatched. */
+  inUse(): number
+  /** This queue set dispatched a request: add its seats to the shared total (whoever finishes it gives them back). */
+  take(seats: number): void
+}
+
 export interface QueueSetOptions {
   clock?: Clock
+  /** Shared seat counters of the level (see SharedSeats); without it the queue set counts only its own requests. */
+  sharedSeats?: SharedSeats
   /** Used for the wait limit of requests without a deadline (limit = requestTimeoutMs / 4). */
   requestTimeoutMs?: number
   /** Called when a decision callback throws (the queue set carries on). */
@@ -421,6 +434,7 @@ export class QueueSet {
   readonly #clock: Clock
   readonly #requestTimeoutMs: number
   readonly #onCallbackError: ((err: unknown) => void) | undefined
+  readonly #shared: SharedSeats | undefined
   #kind: PriorityLevelKind = 'Queue'
   #cl = 0
   #desiredQueues = 0
@@ -450,6 +464,7 @@ export class QueueSet {
     this.#clock = options.clock ?? realClock
     this.#requestTimeoutMs = options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS
     this.#onCallbackError = options.onCallbackError
+    this.#shared = options.sharedSeats
     this.#lastRealTime = this.#clock.now()
     this.#demand = new SeatDemandIntegrator(this.#clock)
     this.#applyConfig(config)
@@ -460,6 +475,19 @@ export class QueueSet {
   get kind(): PriorityLevelKind { return this.#kind }
   get concurrencyLimit(): number { return this.#cl }
   get queueCount(): number { return this.#queues.length }
+  /** Requests and seats waiting in the queues. */
+  get waitingRequests(): number { return this.#totWaiting }
+  get waitingSeats(): number { return this.#seatsWaiting }
+  /** Seats held by requests this queue set dispatched (not the shared total). */
+  get seatsInUse(): number { return this.#seatsInUse }
+
+  /** Seats were given back outside the queue set (shared counters): dispatch what now fits. */
+  dispatch(): void {
+    if (this.#totWaiting === 0) return
+    this.#syncTime(this.#clock.now())
+    this.#dispatchAsMuchAsPossible()
+    this.#flush()
+  }
 
   /** Changes the configuration (e.g. a new CurrentCL after borrowing); then dispatches what now fits. */
   setConfig(config: Partial<QueueSetConfig>): void {
@@ -687,7 +715,7 @@ export class QueueSet {
 
   #enqueueOrReject(e: Entry, req: FlowRequest, now: number): 'queued' | 'rejected' {
     const q = this.#chooseQueue(req.hash ?? 0)
-    if (this.#seatsInUse >= this.#cl && q.waiting.length >= this.#qll) {
+    if (this.#usedSeats() >= this.#cl && q.waiting.length >= this.#qll) {
       this.#reject(e, 'queue-full', now)
       return 'rejected'
     }
@@ -704,13 +732,16 @@ export class QueueSet {
     return 'queued'
   }
 
+  /** Seats in use on the level: the shared total when there is one. */
+  #usedSeats(): number { return this.#shared !== undefined ? this.#shared.inUse() : this.#seatsInUse }
+
   #canAccommodate(seats: number): boolean {
-    if (seats > this.#cl) return this.#totExecuting === 0
-    return this.#seatsInUse + seats <= this.#cl
+    if (seats > this.#cl) return this.#shared !== undefined ? this.#shared.inUse() === 0 : this.#totExecuting === 0
+    return this.#usedSeats() + seats <= this.#cl
   }
 
   #dispatchAsMuchAsPossible(): void {
-    while (this.#totWaiting !== 0 && this.#seatsInUse < this.#cl && this.#dispatchOne()) { /* keep going */ }
+    while (this.#totWaiting !== 0 && this.#usedSeats() < this.#cl && this.#dispatchOne()) { /* keep going */ }
   }
 
   /** Upstream dispatchLocked + findDispatchQueueToBoundLocked. */
@@ -768,6 +799,7 @@ export class QueueSet {
     this.#seatsInUse += seats
     e.counters.executingRequests++
     e.counters.executingSeats += seats
+    this.#shared?.take(seats)
   }
 
   #startSansQueue(e: Entry, now: number): void {

@@ -9,7 +9,15 @@ import {
   type ShardRequest, type ShardReply, type WatchEvent, type ObjectPut, type ObjectDelete,
 } from './messages.js'
 
-export interface ShardInit { op: 'init'; shard: number; dataDir: string; counters: SharedArrayBuffer; heartbeats: SharedArrayBuffer; heartbeatSlot: number; watchHistoryMs: number; watchHistoryCount: number; logLevel: string }
+export interface ShardInit {
+  op: 'init'; shard: number; dataDir: string; counters: SharedArrayBuffer; heartbeats: SharedArrayBuffer; heartbeatSlot: number; watchHistoryMs: number; watchHistoryCount: number; logLevel: string
+  /**
+   * The authz version counters (BigInt64Array): before a write of a type under `rbacPrefixes` (or `graphPrefixes`) is
+   * acknowledged, its resourceVersion is stored at `rbacSlot` (`graphSlot`), so front-ends know which state a decision
+   * must reflect.
+   */
+  authz?: { versions: SharedArrayBuffer; rbacSlot: number; graphSlot: number; rbacPrefixes: string[]; graphPrefixes: string[] }
+}
 export interface ShardAttach { op: 'attach'; port: MessagePort; name: string }
 export interface ShardPing { op: 'ping' }
 export type ShardTask = ShardInit | ShardAttach | ShardPing
@@ -38,6 +46,10 @@ const latest = new Map<string, Uint8Array>()
 
 type Peer = PortPeer<ShardRequest, ShardReply, WatchEvent> & { prefixes: Set<string> }
 const peers: Peer[] = []
+
+let authzVersions: BigInt64Array | null = null
+/** type prefix → slot of the authz version counters it bumps */
+const authzSlots = new Map<string, number>()
 
 function typePrefixOf(key: string): string {
   const a = key.indexOf('/')
@@ -88,6 +100,13 @@ function publish(ev: WatchEvent): void {
   for (const p of peers) {
     if (p.prefixes.has(prefix)) p.push(ev)
   }
+}
+
+/** An RBAC (or node-graph) write is about to be acknowledged: publish its version first. */
+function bumpAuthzVersion(ev: WatchEvent): void {
+  if (authzVersions === null) return
+  const slot = authzSlots.get(typePrefixOf(ev[1]))
+  if (slot !== undefined) Atomics.store(authzVersions, slot, BigInt(ev[2]))
 }
 
 function advanceWatermark(): void {
@@ -194,7 +213,7 @@ function commitBatch(): void {
     // Acknowledged only now: the commit is durable.
     for (const w of writes) {
       if (w.failure) { reply(w.peer, w.failure); continue }
-      if (w.event) publish(w.event)
+      if (w.event) { publish(w.event); bumpAuthzVersion(w.event) }
       finishRv(w.rv)
       reply(w.peer, { id: w.req.id, ok: true, rv: w.rv })
     }
@@ -267,6 +286,11 @@ function init(task: ShardInit): { rv: number } {
   }
   Atomics.store(counters, watermarkSlot(shard), BigInt(persisted))
   startRv = persisted
+  if (task.authz) {
+    authzVersions = new BigInt64Array(task.authz.versions)
+    for (const p of task.authz.rbacPrefixes) authzSlots.set(p, task.authz.rbacSlot)
+    for (const p of task.authz.graphPrefixes) authzSlots.set(p, task.authz.graphSlot)
+  }
   const beats = new Float64Array(task.heartbeats)
   beats[task.heartbeatSlot] = Date.now()
   setInterval(() => {

@@ -3,13 +3,28 @@ import type { Logger } from 'pino'
 import type { InternalClient } from '../server/internal-client.js'
 import { NamespaceController } from './namespace.js'
 import { GarbageCollector } from './garbage-collector.js'
+import { ClusterRoleAggregation } from './clusterrole-aggregation.js'
+import { ServiceAccountTokens } from './service-account-tokens.js'
+import type { SigningKey } from '../auth/service-account.js'
 
 export interface Controllers { stop(): void }
 
-export function startControllers(client: InternalClient, log: Logger): Controllers {
+export interface ControllerDeps {
+  /** The service-account signing key (legacy token secrets). */
+  signingKey: SigningKey
+  /** The cluster CA (PEM) put into legacy token secrets; '' when unknown. */
+  caPem: string
+}
+
+/** Starts every controller; resolves once the aggregated ClusterRoles are up to date (so RBAC is complete when the server is ready). */
+export async function startControllers(client: InternalClient, log: Logger, deps: ControllerDeps): Promise<Controllers> {
   const ns = new NamespaceController(client, log.child({ controller: 'namespace' }))
   const gc = new GarbageCollector(client, log.child({ controller: 'garbage-collector' }))
+  const agg = new ClusterRoleAggregation(client, log.child({ controller: 'clusterrole-aggregation' }))
+  const tokens = new ServiceAccountTokens(client, log.child({ controller: 'serviceaccount-token' }), deps.signingKey, deps.caPem)
   void ns.start()
   void gc.start()
-  return { stop() { ns.stop(); gc.stop() } }
+  void tokens.start()
+  await agg.start()
+  return { stop() { ns.stop(); gc.stop(); agg.stop(); tokens.stop() } }
 }

@@ -129,7 +129,8 @@ export function entityTooLarge(limit = BODY_LIMIT): ApiError {
 }
 
 export function tooManyRequestsPlain(retryAfter = 1): ApiError {
-  return new ApiError(429, 'TooManyRequests', 'Too many requests, please try again later.', undefined, { headers: { 'Retry-After': String(retryAfter) }, plainText: true })
+  // Go's http.Error: the text plus a newline, nosniff.
+  return new ApiError(429, 'TooManyRequests', 'Too many requests, please try again later.\n', undefined, { headers: { 'Retry-After': String(retryAfter), 'X-Content-Type-Options': 'nosniff' }, plainText: true })
 }
 
 export function timeout(text: string, retryAfterSeconds = 0, causes?: StatusCause[]): ApiError {

@@ -1,48 +1,189 @@
-// The authenticate stage: bearer tokens from the static tables, else anonymous (when allowed); a presented bad token is 401.
-import { timingSafeEqual } from 'node:crypto'
+// The authenticate stage: bearer tokens (static file, bootstrap tokens, service-account JWTs, behind a bounded cache), else anonymous; a presented bad token is 401.
 import { unauthorized } from '../machinery/errors.js'
+import { objectKey, recordObject, recordRv } from '../machinery/storage-format.js'
+import { verifyToken, type ServiceAccountLookups, type VerificationKey } from '../auth/service-account.js'
+import { authenticateBootstrapToken, parseBootstrapToken } from '../auth/bootstrap-token.js'
+import { impersonate } from './impersonate.js'
+import type { Store } from './store.js'
 import type { RequestContext, UserInfo } from './context.js'
 
-export interface AuthnConfig { tokens: Map<string, UserInfo>; anonymous: boolean }
+export interface ServiceAccountAuthn {
+  /** Accepted issuers of bound tokens (the first one signs). */
+  issuers: string[]
+  keys: VerificationKey[]
+  /** --service-account-lookup: legacy tokens are checked against their Secret and ServiceAccount. */
+  lookup: boolean
+}
+
+export interface AuthnConfig {
+  tokens: Map<string, UserInfo>
+  anonymous: boolean
+  /** --api-audiences (default: the service-account issuers). */
+  apiAudiences?: string[]
+  serviceAccounts?: ServiceAccountAuthn
+  /** --enable-bootstrap-token-auth */
+  bootstrapTokens?: boolean
+  /** live objects for service-account and bootstrap-token checks */
+  store?: Store
+}
 
 let config: AuthnConfig = { tokens: new Map(), anonymous: true }
+let apiAudiences: string[] = []
 
-export function configureAuthentication(c: AuthnConfig): void { config = c }
-
-const ANONYMOUS: UserInfo = Object.freeze({ username: 'system:anonymous', uid: '', groups: ['system:unauthenticated'] }) as UserInfo
-
-function withAuthenticated(u: UserInfo): UserInfo {
-  return u.groups.includes('system:authenticated') ? u : { ...u, groups: [...u.groups, 'system:authenticated'] }
+export function configureAuthentication(c: AuthnConfig): void {
+  // Static users get system:authenticated once, here, rather than on every request.
+  const tokens = new Map<string, UserInfo>()
+  for (const [t, u] of c.tokens) if (t !== '') tokens.set(t, withAuthenticated(u))
+  config = { ...c, tokens }
+  apiAudiences = c.apiAudiences ?? c.serviceAccounts?.issuers ?? []
+  tokenCache.clear()
 }
 
-/** Map lookup is by the token itself; the final compare is constant-time so no prefix timing leaks. */
-function lookupToken(token: string): UserInfo | undefined {
-  const u = config.tokens.get(token)
-  if (!u) return undefined
-  for (const k of config.tokens.keys()) {
-    if (k.length === token.length && timingSafeEqual(Buffer.from(k), Buffer.from(token))) return u
+export const ANONYMOUS: UserInfo = Object.freeze({ username: 'system:anonymous', uid: '', groups: ['system:unauthenticated'] }) as UserInfo
+
+/** Every authenticated user is in system:authenticated (unless it names itself anonymous or unauthenticated). */
+export function withAuthenticated(u: UserInfo): UserInfo {
+  if (u.username === 'system:anonymous' || u.groups.includes('system:authenticated') || u.groups.includes('system:unauthenticated')) return u
+  return { ...u, groups: [...u.groups, 'system:authenticated'] }
+}
+
+/** upstream bearertoken: `Bearer <token>` (scheme case-insensitive, the second space-separated part); '' when absent. */
+export function bearerToken(header: string | undefined): string {
+  if (header === undefined) return ''
+  const h = header.trim()
+  if (h === '') return ''
+  const sp = h.indexOf(' ')
+  if (sp < 0 || h.slice(0, sp).toLowerCase() !== 'bearer') return ''
+  const rest = h.slice(sp + 1)
+  const end = rest.indexOf(' ')
+  return end < 0 ? rest : rest.slice(0, end)
+}
+
+// ---------------------------------------------------------------- the token cache
+
+/** A live object a cached verification depended on, at the version it had (0: absent). */
+interface Dependency { shard: number; key: string; rv: number }
+interface CachedToken { user: UserInfo; audiences: string[]; expires: number; deps: Dependency[] }
+
+/** Upstream caches successful token authentications 10 s; failures are not cached. */
+const TOKEN_TTL_MS = 10_000
+const TOKEN_CACHE_LIMIT = 4096
+const tokenCache = new Map<string, CachedToken>()
+
+/** A cached verification stands only while every object it read is unchanged (so a deleted account is revoked at once). */
+function depsUnchanged(deps: Dependency[]): boolean {
+  const store = config.store
+  if (!store) return true
+  for (const d of deps) {
+    const rec = store.getFresh(d.shard, d.key)
+    if ((rec ? recordRv(rec) : 0) !== d.rv) return false
   }
-  return undefined
+  return true
 }
 
-const cache = new Map<string, UserInfo>()
+function remember(key: string, entry: CachedToken): void {
+  if (tokenCache.size >= TOKEN_CACHE_LIMIT) {
+    const oldest = tokenCache.keys().next().value
+    if (oldest !== undefined) tokenCache.delete(oldest)
+  }
+  tokenCache.set(key, entry)
+}
 
-export function authenticate(ctx: RequestContext): void {
-  const h = ctx.headers['authorization']
-  if (h === undefined || h === '') {
+/** Lookups of live objects that note each object's version, so a cached result can be checked cheaply. */
+function recordingLookups(store: Store, deps: Dependency[]): ServiceAccountLookups & { get(resource: string, namespace: string, name: string): Record<string, any> | undefined } {
+  const get = (resource: string, namespace: string, name: string): Record<string, any> | undefined => {
+    const shard = store.shardFor('', resource)
+    const key = objectKey('', resource, namespace, name)
+    const rec = store.getFresh(shard, key)
+    deps.push({ shard, key, rv: rec ? recordRv(rec) : 0 })
+    return rec ? JSON.parse(recordObject(rec).toString('utf8')) : undefined
+  }
+  return {
+    get,
+    getServiceAccount: (ns, name) => get('serviceaccounts', ns, name),
+    getSecret: (ns, name) => get('secrets', ns, name),
+    getPod: (ns, name) => get('pods', ns, name),
+    getNode: (name) => get('nodes', '', name),
+  }
+}
+
+const goQuoteList = (l: readonly string[]): string => `[${l.map((s) => JSON.stringify(s)).join(' ')}]`
+
+export type TokenResult = { ok: true; user: UserInfo; audiences: string[] } | { ok: false; error: string }
+
+/** Authenticators that know nothing of audiences pass when the requested audiences meet the API audiences. */
+function audienceAgnostic(user: UserInfo, audiences: string[] | undefined): TokenResult {
+  if (!audiences || audiences.length === 0) return { ok: true, user, audiences: [...apiAudiences] }
+  const both = audiences.filter((a) => apiAudiences.includes(a))
+  if (both.length === 0) return { ok: false, error: `token audiences ${goQuoteList(apiAudiences)} is invalid for the target audiences ${goQuoteList(audiences)}` }
+  return { ok: true, user, audiences: both }
+}
+
+function expiryOf(token: string): number {
+  try {
+    const exp = JSON.parse(Buffer.from(token.split('.')[1], 'base64url').toString('utf8'))?.exp
+    return typeof exp === 'number' ? exp * 1000 : Infinity
+  } catch { return Infinity }
+}
+
+/**
+ * The token authenticators in order (static file, bootstrap token, service-account JWT); the first success wins.
+ * `audiences`: the audiences the token must be good for (TokenReview); default the API audiences.
+ */
+export async function authenticateToken(token: string, audiences?: string[]): Promise<TokenResult> {
+  const cacheKey = audiences && audiences.length > 0 ? `${token}\u0000${audiences.join('\u0000')}` : token
+  const hit = tokenCache.get(cacheKey)
+  if (hit) {
+    if (hit.expires > Date.now() && depsUnchanged(hit.deps)) return { ok: true, user: hit.user, audiences: hit.audiences }
+    tokenCache.delete(cacheKey)
+  }
+  const fixed = config.tokens.get(token)
+  if (fixed) return audienceAgnostic(fixed, audiences)
+  const errors: string[] = []
+  if (config.bootstrapTokens && config.store && parseBootstrapToken(token)) {
+    const lookups = recordingLookups(config.store, [])
+    const r = authenticateBootstrapToken(token, (ns, name) => lookups.getSecret(ns, name))
+    if (r.ok) return audienceAgnostic(withAuthenticated(r.user), audiences)
+  }
+  const sa = config.serviceAccounts
+  if (sa && config.store && token.split('.').length === 3) {
+    const deps: Dependency[] = []
+    const r = await verifyToken(token, {
+      issuers: sa.issuers, audiences: apiAudiences, requestedAudiences: audiences && audiences.length > 0 ? audiences : undefined,
+      keys: sa.keys, lookups: recordingLookups(config.store, deps), serviceAccountLookup: sa.lookup,
+    })
+    if (r.ok) {
+      const user = withAuthenticated(r.user)
+      remember(cacheKey, { user, audiences: r.audiences, expires: Math.min(Date.now() + TOKEN_TTL_MS, expiryOf(token)), deps })
+      return { ok: true, user, audiences: r.audiences }
+    }
+    if (r.error) errors.push(r.error)
+  }
+  return { ok: false, error: errors.length === 0 ? 'invalid bearer token' : errors.length === 1 ? errors[0] : `[${errors.join(', ')}]` }
+}
+
+async function authenticateSlow(ctx: RequestContext, token: string): Promise<void> {
+  const r = await authenticateToken(token)
+  if (!r.ok) {
+    if (ctx.logs('debug')) ctx.log.debug({ reason: r.error }, 'bearer token rejected')
+    throw unauthorized()
+  }
+  ctx.user = r.user
+  await impersonate(ctx)
+}
+
+/**
+ * Synchronous for anonymous requests and static tokens; asynchronous only when a JWT must be verified. Impersonation
+ * headers are honoured here too (after the real user is known, before flow control).
+ */
+export function authenticate(ctx: RequestContext): void | Promise<void> {
+  const token = bearerToken(ctx.headers['authorization'])
+  if (token === '') {
     if (!config.anonymous) throw unauthorized()
     ctx.user = ANONYMOUS
-    return
+    return impersonate(ctx)
   }
-  const m = /^Bearer\s+(\S+)\s*$/i.exec(h)
-  if (!m) throw unauthorized()
-  const token = m[1]
-  let u = cache.get(token)
-  if (!u) {
-    const found = lookupToken(token)
-    if (!found) throw unauthorized()
-    u = withAuthenticated(found)
-    cache.set(token, u)
-  }
-  ctx.user = u
+  const fixed = config.tokens.get(token)
+  if (fixed) { ctx.user = fixed; return impersonate(ctx) }
+  return authenticateSlow(ctx, token)
 }

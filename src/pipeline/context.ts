@@ -29,8 +29,11 @@ export class RequestContext {
   readonly reqId: string
   #root: Logger
   #log: Logger | undefined
-  /** Which in-flight counter holds a seat for this request (released in finally), -1 = none. */
+  /** Which in-flight counter holds a seat for this request (released in finally), -1 = none; under APF the priority level's index. */
   seat: number
+  /** APF: seats held on that level, and the flow-control actor's ticket when the request was queued there (0 = none). */
+  seatCount: number
+  flowTicket: number
   /** Per-stage durations in milliseconds. */
   timings: Record<string, number>
   readonly start: number
@@ -56,6 +59,8 @@ export class RequestContext {
     this.#root = root
     this.#log = undefined
     this.seat = -1
+    this.seatCount = 0
+    this.flowTicket = 0
     this.timings = {}
     this.start = performance.now()
     this.responseHeaders = []

@@ -9,6 +9,7 @@ import type { Obj, ResolvedDefinition } from '../registry/define.js'
 import type { Registry } from '../registry/index.js'
 import type { Store } from './store.js'
 import type { RequestContext, Response } from './context.js'
+import { admitPlugins } from '../admission/chain.js'
 import { admitCreate, admitUpdate, attrsOf, decodeBody, decodeObject, requireResourceVersion, rfc3339, toStoredJson, canonical, type UpdateTarget } from './admission.js'
 import { contentTypeOf, encodeJsonBytes, encodeList, encodeValue, negotiate, type Alias } from './encode.js'
 import { buildTable, tableVersionOf } from './table.js'
@@ -345,6 +346,7 @@ export async function create(ctx: RequestContext, def: ResolvedDefinition, opts:
     const obj = attempt === 0 ? o : structuredClone(o)
     if (generated) delete obj.metadata.name
     admitCreate(ctx, def, obj, now)
+    await admitPlugins(ctx, def, 'CREATE', obj)
     const name = obj.metadata.name as string
     checkNamespace(def, ctx.info.namespace, name)
     const json = toStoredJson(opts.tracked ? obj : trackFields(ctx, def, undefined, obj, 'main', now))
@@ -422,6 +424,7 @@ export async function guaranteedUpdate(ctx: RequestContext, def: ResolvedDefinit
     let o = m.object
     const now = Date.now()
     admitUpdate(ctx, def, o, old, target)
+    await admitPlugins(ctx, def, 'UPDATE', o, old)
     if (!m.tracked) o = trackFields(ctx, def, old, o, target, now)
     const json = toStoredJson(o)
     const oldJson = (() => { old.metadata.resourceVersion = RV_MARKER; return JSON.stringify(canonical(old)) })()
@@ -504,6 +507,7 @@ export async function deleteOne(ctx: RequestContext, def: ResolvedDefinition, na
     if (pre?.resourceVersion && pre.resourceVersion !== String(curRv)) {
       throw preconditionConflict(def.group, def.kind, name, `the ResourceVersion in the precondition (${pre.resourceVersion}) does not match the ResourceVersion in record (${curRv}). The object might have been modified`)
     }
+    await admitPlugins(ctx, def, 'DELETE', undefined, o)
     const now = Date.now()
     const finalizers: string[] = Array.isArray(m.finalizers) ? [...m.finalizers] : []
     const policy = opts.propagationPolicy ?? (opts.orphanDependents === true ? 'Orphan' : opts.orphanDependents === false ? 'Background' : undefined)

@@ -1,25 +1,73 @@
-// The flow-control stage: take a seat under the max-in-flight limits (shared counters, no hop), or answer 429.
+// The flow-control stage: API Priority and Fairness (classify against the actor's replica, take a free seat through the shared counters without a hop, else queue at the flow-control actor) or the max-in-flight limits; 429 plain text with Retry-After.
+import type { MessagePort } from 'node:worker_threads'
 import { tooManyRequestsPlain } from '../machinery/errors.js'
-import { READONLY_SLOT, MUTATING_SLOT } from '../../actors/flow-control/messages.js'
+import { typePrefix } from '../machinery/storage-format.js'
+import type { Obj } from '../registry/define.js'
+import { mandatoryFlowSchemas } from '../registry/resources/flowcontrol.apiserver.orch.io/bootstrap.js'
+import {
+  L_IN_USE, L_LIMIT, L_WAITING, LEVEL_CATCH_ALL, LEVEL_EXEMPT, MUTATING_SLOT, READONLY_SLOT, UNLIMITED, levelSlot,
+  type ConfigReplica, type LocalCounts,
+} from '../../actors/flow-control/messages.js'
+import { FlowClient, RetryAfterTracker, compileFlowSchema, estimateWidth, flowDistinguisher } from '../../actors/flow-control/client.js'
 import type { RequestContext } from './context.js'
+import type { Store } from './store.js'
 
-export interface FlowConfig { seats: SharedArrayBuffer; rejected: SharedArrayBuffer; maxReadonly: number; maxMutating: number }
+export interface FlowConfig {
+  seats: SharedArrayBuffer
+  rejected: SharedArrayBuffer
+  maxReadonly: number
+  maxMutating: number
+  /** --enable-priority-and-fairness; APF needs `port` too (a thread without one is not flow-controlled). */
+  apf?: boolean
+  port?: MessagePort
+  /** For the width of lists and watches (object counts). */
+  store?: Store
+}
 
+export const FLOW_SCHEMA_UID_HEADER = 'X-Orch-PF-FlowSchema-UID'
+export const PRIORITY_LEVEL_UID_HEADER = 'X-Orch-PF-PriorityLevel-UID'
+
+let mode: 'max-in-flight' | 'apf' | 'off' = 'max-in-flight'
 let seats: Int32Array
 let rejected: Int32Array
 let limits: number[] = [0, 0]
+let client: FlowClient | null = null
+let store: Store | undefined
 
 export function configureFlowControl(c: FlowConfig): void {
   seats = new Int32Array(c.seats)
   rejected = new Int32Array(c.rejected)
   limits = [c.maxReadonly, c.maxMutating]
+  store = c.store
+  client?.close()
+  client = null
+  if (c.apf) {
+    if (c.port === undefined) { mode = 'off'; return }
+    mode = 'apf'
+    client = new FlowClient(c.port)
+    client.onConfig(applyReplica)
+    applyReplica(BUILT_IN)
+    setInterval(reportCounts, REPORT_MS).unref()
+  } else {
+    mode = 'max-in-flight'
+  }
 }
+
+/** The flow-control client of this thread (metrics, sync), or null outside APF mode. */
+export function flowClient(): FlowClient | null { return client }
 
 const MUTATING = new Set(['create', 'update', 'patch', 'delete', 'deletecollection'])
 /** Long-running requests hold no seat (upstream exempts them from max-in-flight). */
 const LONG_RUNNING = new Set(['watch', 'proxy'])
+/** Long-running requests that bypass APF completely (upstream's long-running check, watches aside). */
+const LONG_RUNNING_SUBRESOURCES = new Set(['attach', 'exec', 'proxy', 'log', 'portforward'])
 
-export function flowControl(ctx: RequestContext): void {
+export function flowControl(ctx: RequestContext): void | Promise<void> {
+  if (mode === 'apf') return priorityAndFairness(ctx)
+  if (mode === 'max-in-flight') maxInFlight(ctx)
+}
+
+function maxInFlight(ctx: RequestContext): void {
   const verb = ctx.info.verb
   if (LONG_RUNNING.has(verb)) return
   if (ctx.user?.groups.includes('system:masters')) return
@@ -36,8 +84,212 @@ export function flowControl(ctx: RequestContext): void {
 }
 
 export function releaseSeat(ctx: RequestContext): void {
-  if (ctx.seat >= 0) {
+  if (ctx.seat < 0) return
+  if (mode !== 'apf') {
     Atomics.sub(seats, ctx.seat, 1)
     ctx.seat = -1
+    return
   }
+  // A watch holds its seats while it sends its initial events: the front-end calls the stream right after the
+  // pipeline returns, within this turn, so the seats go back on the next one.
+  if (ctx.info.verb === 'watch') {
+    const level = ctx.seat
+    const n = ctx.seatCount
+    const ticket = ctx.flowTicket
+    ctx.seat = -1
+    setImmediate(giveBack, level, n, ticket)
+    return
+  }
+  giveBack(ctx.seat, ctx.seatCount, ctx.flowTicket)
+  ctx.seat = -1
+}
+
+function giveBack(level: number, n: number, ticket: number): void {
+  if (n > 0) Atomics.sub(seats, levelSlot(level, L_IN_USE), n)
+  if (ticket !== 0) client?.finish(ticket)
+  else if (n > 0 && Atomics.load(seats, levelSlot(level, L_WAITING)) > 0) client?.kick(level)
+}
+
+// ---------------------------------------------------------------- the replica
+
+interface LevelRef {
+  name: string
+  index: number
+  kind: 'Exempt' | 'Reject' | 'Queue'
+  /** A flow distinguisher only matters with more than one queue. */
+  queues: number
+  maxSeats: number
+  header: [string, string]
+  inUse: number
+  limit: number
+  waiting: number
+  retry: RetryAfterTracker
+}
+
+interface SchemaRef {
+  obj: Obj
+  matches: ReturnType<typeof compileFlowSchema>
+  name: string
+  level: LevelRef
+  header: [string, string]
+  counts: LocalCounts
+}
+
+const BUILT_IN: ConfigReplica = {
+  generation: 0,
+  unlimited: false,
+  flowSchemas: JSON.stringify(mandatoryFlowSchemas),
+  levels: [
+    { name: 'exempt', uid: '', index: LEVEL_EXEMPT, kind: 'Exempt', queues: 0, maxSeats: 0 },
+    { name: 'catch-all', uid: '', index: LEVEL_CATCH_ALL, kind: 'Reject', queues: 0, maxSeats: 0 },
+  ],
+}
+
+let schemas: SchemaRef[] = []
+let catchAll: SchemaRef
+let unlimited = false
+let generation = -1
+const retryTrackers = new Map<string, RetryAfterTracker>()
+/** Counts of this front-end's own decisions since the last report. */
+let counted: LocalCounts[] = []
+const REPORT_MS = 1000
+
+function applyReplica(r: ConfigReplica): void {
+  if (r.generation !== 0 && r.generation <= generation) return
+  generation = r.generation
+  unlimited = r.unlimited
+  const levels = new Map<string, LevelRef>()
+  for (const l of r.levels) {
+    let retry = retryTrackers.get(l.name)
+    if (retry === undefined) { retry = new RetryAfterTracker(); retryTrackers.set(l.name, retry) }
+    levels.set(l.name, {
+      name: l.name, index: l.index, kind: l.kind, queues: l.queues, maxSeats: l.maxSeats,
+      header: [PRIORITY_LEVEL_UID_HEADER, l.uid], inUse: levelSlot(l.index, L_IN_USE), limit: levelSlot(l.index, L_LIMIT),
+      waiting: levelSlot(l.index, L_WAITING), retry,
+    })
+  }
+  const next: SchemaRef[] = []
+  for (const fs of JSON.parse(r.flowSchemas) as Obj[]) {
+    const level = levels.get(fs.spec?.priorityLevelConfiguration?.name ?? '')
+    if (level === undefined) continue
+    const name = String(fs.metadata?.name ?? '')
+    next.push({ obj: fs, matches: compileFlowSchema(fs), name, level, header: [FLOW_SCHEMA_UID_HEADER, String(fs.metadata?.uid ?? '')], counts: { level: level.name, fs: name, dispatched: 0, rejected: 0 } })
+  }
+  // Counts made under the previous replica still go out with the next report.
+  for (const old of schemas) if (old.counts.dispatched > 0 || old.counts.rejected > 0) counted.push(old.counts)
+  schemas = next
+  catchAll = next.find((s) => s.name === 'catch-all') ?? next[next.length - 1]
+}
+
+function reportCounts(): void {
+  const out: LocalCounts[] = []
+  for (const s of schemas) {
+    const c = s.counts
+    if (c.dispatched > 0 || c.rejected > 0) { out.push({ ...c }); c.dispatched = 0; c.rejected = 0 }
+  }
+  for (const c of counted) out.push(c)
+  counted = []
+  client?.report(out)
+}
+
+function classify(ctx: RequestContext): SchemaRef {
+  const digest = { info: ctx.info, user: ctx.user ?? ANONYMOUS }
+  for (const s of schemas) if (s.matches(digest)) return s
+  return catchAll
+}
+
+const ANONYMOUS = { username: 'system:anonymous', groups: ['system:unauthenticated'] }
+
+// ---------------------------------------------------------------- width
+
+const COUNT_TTL_MS = 10_000
+const objectCounts = new Map<string, { n: number; at: number }>()
+
+/** Stored objects under a type (or one namespace of it), refreshed at most every 10 s. */
+function objectCount(group: string, resource: string, namespace: string): number | undefined {
+  if (store === undefined) return undefined
+  const prefix = namespace !== '' ? typePrefix(group, resource, namespace) : typePrefix(group, resource)
+  const now = performance.now()
+  const c = objectCounts.get(prefix)
+  if (c !== undefined && now - c.at < COUNT_TTL_MS) return c.n
+  let n: number
+  try { n = store.count(store.shardFor(group, resource), prefix) } catch { return undefined }
+  objectCounts.set(prefix, { n, at: now })
+  return n
+}
+
+const SINGLE_NAME = /(?:^|,)\s*metadata\.name\s*==?\s*[^,]+/
+
+/** Seats of a request: lists (and watches that send initial events) by object count, everything else 1. */
+function widthOf(ctx: RequestContext, level: LevelRef): number {
+  const i = ctx.info
+  if (!i.isResourceRequest || (i.verb !== 'list' && i.verb !== 'watch')) return 1
+  const q = ctx.query
+  const fieldSelector = q.get('fieldSelector') ?? ''
+  const sendInitial = q.get('sendInitialEvents')
+  const rv = q.get('resourceVersion') ?? ''
+  const initialEvents = sendInitial !== null ? sendInitial === 'true' || sendInitial === '1' : rv === '' || rv === '0'
+  if (i.verb === 'watch' && !initialEvents) return 1
+  if (i.name !== '' || SINGLE_NAME.test(fieldSelector)) return 1
+  const limit = Number(q.get('limit') ?? 0) || 0
+  return estimateWidth({
+    verb: i.verb, objectCount: objectCount(i.group, i.resource, i.namespace), limit, fromCache: !(limit > 0),
+    hasSelector: fieldSelector !== '' || (q.get('labelSelector') ?? '') !== '', initialEvents,
+    maxSeats: level.maxSeats > 0 ? level.maxSeats : undefined,
+  }).initialSeats
+}
+
+// ---------------------------------------------------------------- the stage
+
+function bypasses(ctx: RequestContext): boolean {
+  const i = ctx.info
+  if (i.isResourceRequest) return i.verb === 'proxy' || LONG_RUNNING_SUBRESOURCES.has(i.subresource)
+  return i.path.startsWith('/debug/pprof')
+}
+
+/** Takes n seats if they fit under the level's current limit (a wider request only when the level is idle). */
+function tryTake(level: LevelRef, n: number): boolean {
+  for (;;) {
+    const limit = Atomics.load(seats, level.limit)
+    const cur = Atomics.load(seats, level.inUse)
+    if (limit !== UNLIMITED && (n > limit ? cur !== 0 : cur + n > limit)) return false
+    if (Atomics.compareExchange(seats, level.inUse, cur, cur + n) === cur) return true
+  }
+}
+
+function priorityAndFairness(ctx: RequestContext): void | Promise<void> {
+  if (bypasses(ctx)) return
+  const s = classify(ctx)
+  const level = s.level
+  ctx.responseHeaders.push(s.header, level.header)
+  if (unlimited) return
+  if (level.kind === 'Exempt') {
+    // Exempt requests never wait; their seats are only counted (they feed the borrowing of the other levels).
+    Atomics.add(seats, level.inUse, 1)
+    ctx.seat = level.index
+    ctx.seatCount = 1
+    s.counts.dispatched++
+    return
+  }
+  const n = widthOf(ctx, level)
+  if (Atomics.load(seats, level.waiting) === 0 && tryTake(level, n)) {
+    ctx.seat = level.index
+    ctx.seatCount = n
+    s.counts.dispatched++
+    return
+  }
+  if (level.kind === 'Reject' || client === null) {
+    s.counts.rejected++
+    throw tooManyRequestsPlain(level.retry.recordDrop())
+  }
+  const fd = level.queues > 1 ? flowDistinguisher(s.obj, { info: ctx.info, user: ctx.user ?? ANONYMOUS }) : ''
+  const { id, decision } = client.enqueue(level.index, s.name, fd, n, 0, 0)
+  return decision.then((d) => {
+    if (d.d !== 'dispatched') throw tooManyRequestsPlain(d.retryAfter ?? 1)
+    ctx.seat = level.index
+    ctx.seatCount = n
+    ctx.flowTicket = id
+    // The client went away while it waited: give the seats back at once (the pipeline's finally does).
+    if (ctx.aborted) throw tooManyRequestsPlain(1)
+  })
 }

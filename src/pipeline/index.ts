@@ -9,6 +9,7 @@ import { create, deleteCollection, get, list, remove, update } from './dispatch.
 import { getScale, patchScale, updateScale } from './scale.js'
 import { patch } from './patch.js'
 import { negotiate } from './encode.js'
+import { virtualRoute } from './reviews.js'
 import { tableVersionOf } from './table.js'
 import type { RequestContext, Response } from './context.js'
 
@@ -92,6 +93,9 @@ async function route(ctx: RequestContext): Promise<Response> {
   }
   const def = resolveType(ctx)
   ctx.def = def
+  // Virtual resources (access reviews, SelfSubjectReview, TokenReview, serviceaccounts/token) store nothing.
+  const virtual = virtualRoute(ctx, def)
+  if (virtual) return virtual
   if (ctx.method === 'HEAD') throw methodNotAllowed()
   // The response form is settled before anything is written: a 406 must change nothing.
   if (!tableVersionOf(ctx.headers['accept'])) negotiate(ctx.headers['accept'])

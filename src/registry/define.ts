@@ -65,7 +65,17 @@ export interface ResourceDefinition {
   table?: TableColumn[]
   /** Field selector name → value extractor. metadata.name and metadata.namespace are always there. */
   fieldSelectors?: Record<string, (o: Obj) => string>
+  /**
+   * A virtual resource: nothing is stored; its requests are answered by src/pipeline/reviews.ts (access reviews,
+   * SelfSubjectReview, TokenReview). Usually `verbs: ['create']`.
+   */
+  virtual?: boolean
+  /** Sub-resources served by a handler of their own (serviceaccounts/token), listed in discovery. */
+  virtualSubresources?: VirtualSubresource[]
 }
+
+/** A sub-resource answered by its own handler, as discovery lists it. */
+export interface VirtualSubresource { name: string; group: string; version: string; kind: string; verbs: Verb[] }
 
 export interface ResolvedDefinition extends ResourceDefinition {
   /** `v1` or `<group>/<version>`. */

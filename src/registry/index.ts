@@ -1,18 +1,24 @@
 // Look-ups over every served resource type: by group/version/resource, by kind, and the group list for discovery.
-import { resources } from './resources/index.js'
+import { resources, virtualResources } from './resources/index.js'
 import { resolveDefinition, type ResolvedDefinition } from './define.js'
 
 export class Registry {
+  /** Every stored type (what controllers, OpenAPI and the conformance suite walk). */
   readonly all: ResolvedDefinition[]
+  /** Virtual types (nothing stored: access reviews, SelfSubjectReview, TokenReview); looked up and discovered like the rest. */
+  readonly virtual: ResolvedDefinition[]
+  readonly #served: ResolvedDefinition[]
   #byGVR = new Map<string, ResolvedDefinition>()
   #byGR = new Map<string, ResolvedDefinition>()
   #byGVK = new Map<string, ResolvedDefinition>()
   /** group → versions in preference order */
   readonly groups = new Map<string, string[]>()
 
-  constructor(defs = resources) {
+  constructor(defs = resources, virtualDefs = virtualResources) {
     this.all = defs.map(resolveDefinition)
-    for (const d of this.all) {
+    this.virtual = virtualDefs.map(resolveDefinition)
+    this.#served = [...this.all, ...this.virtual]
+    for (const d of this.#served) {
       this.#byGVR.set(`${d.group}/${d.version}/${d.resource}`, d)
       this.#byGR.set(`${d.group}/${d.resource}`, d)
       this.#byGVK.set(`${d.group}/${d.version}/${d.kind}`, d)
@@ -39,6 +45,6 @@ export class Registry {
   }
 
   inGroupVersion(group: string, version: string): ResolvedDefinition[] {
-    return this.all.filter((d) => d.group === group && d.version === version)
+    return this.#served.filter((d) => d.group === group && d.version === version)
   }
 }

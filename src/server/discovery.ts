@@ -111,7 +111,8 @@ export function apiResources(d: ResolvedDefinition): APIResource[] {
   const main: APIResource = { name: d.resource, singularName: d.singular, namespaced, kind: d.kind, verbs: [...d.verbs].sort() }
   if (d.shortNames && d.shortNames.length > 0) main.shortNames = [...d.shortNames]
   if (d.categories && d.categories.length > 0) main.categories = [...d.categories]
-  main.storageVersionHash = storageVersionHash(d.group, d.version, d.kind)
+  // Nothing is stored for a virtual type: upstream lists no storage version hash for it.
+  if (!d.virtual) main.storageVersionHash = storageVersionHash(d.group, d.version, d.kind)
   const out = [main]
   for (const sub of d.subresources ?? []) {
     if (sub === 'status') {
@@ -119,6 +120,9 @@ export function apiResources(d: ResolvedDefinition): APIResource[] {
     } else if (sub === 'scale') {
       out.push({ name: `${d.resource}/scale`, singularName: '', namespaced, group: 'autoscaling', version: 'v1', kind: 'Scale', verbs: [...SUBRESOURCE_VERBS] })
     }
+  }
+  for (const v of d.virtualSubresources ?? []) {
+    out.push({ name: `${d.resource}/${v.name}`, singularName: '', namespaced, group: v.group, version: v.version, kind: v.kind, verbs: [...v.verbs] })
   }
   return out
 }

@@ -93,6 +93,8 @@ async function run(res: HttpResponse, ctx: RequestContext): Promise<void> {
     const r = await handle(ctx)
     if (ctx.aborted) return
     if (r.stream) { r.stream(res, ctx); return }
+    // Answers built outside the resource handlers (discovery, health) still carry the stages' headers (APF's).
+    if (r.headers !== ctx.responseHeaders && ctx.responseHeaders.length > 0) r.headers = [...ctx.responseHeaders, ...r.headers]
     if (compress && (ctx.info.verb === 'get' || ctx.info.verb === 'list')) maybeGzip(ctx, r)
     writeResponse(res, r, ctx.method === 'HEAD')
     accessLog(ctx, r.status)

@@ -3,7 +3,9 @@
 /** Int32 slots of the shared state array. */
 export const STATE_SHUTTING_DOWN = 0
 export const STATE_BOOTSTRAPPED = 1
-export const STATE_SLOTS = 2
+/** The default RBAC policy is reconciled and the aggregated roles are filled. */
+export const STATE_RBAC_BOOTSTRAPPED = 2
+export const STATE_SLOTS = 3
 
 /** Float64 slots of the heartbeat array: one per actor, written by the actor every 100 ms. */
 export function heartbeatSlots(shards: number): { authz: number; flow: number; shard: (i: number) => number; size: number } {

@@ -9,7 +9,7 @@ import type { Store } from '../pipeline/store.js'
 import { parseAccept } from '../pipeline/encode.js'
 import { versionInfo, apiVersions, apiGroupList, apiGroup, apiResourceList } from './discovery.js'
 import { openapiV2, buildOpenapiV3 } from './openapi.js'
-import { healthAggregate, healthSingle, heartbeatSlots, STATE_SHUTTING_DOWN, STATE_BOOTSTRAPPED, type HealthCheck } from './health.js'
+import { healthAggregate, healthSingle, heartbeatSlots, STATE_SHUTTING_DOWN, STATE_BOOTSTRAPPED, STATE_RBAC_BOOTSTRAPPED, type HealthCheck } from './health.js'
 import type { FrontendData } from './setup.js'
 
 interface RouterDeps { registry: Registry; store: Store; data: FrontendData; log: Logger }
@@ -51,6 +51,7 @@ export function buildRouter({ registry, store, data, log }: RouterDeps): NonReso
     { name: 'flow-control-actor', run: alive(slots.flow, 'the flow-control actor'), livez: true, readyz: true },
     { name: 'poststarthook/bootstrap-namespaces', run: () => (Atomics.load(state, STATE_BOOTSTRAPPED) ? null : 'not finished'), livez: true, readyz: true, startup: true },
     { name: 'poststarthook/start-frontends', run: () => null, livez: true, readyz: true, startup: true },
+    { name: 'poststarthook/rbac/bootstrap-roles', run: () => (Atomics.load(state, STATE_RBAC_BOOTSTRAPPED) ? null : 'not finished'), livez: true, readyz: true, startup: true },
     // Every API group is registered before the front-end listens (the registry is built at load).
     { name: 'autoregister-completion', run: () => (registry.all.length > 0 ? null : 'no API groups registered'), livez: true, readyz: true },
     { name: 'shutdown', run: () => (Atomics.load(state, STATE_SHUTTING_DOWN) ? 'process is shutting down' : null), livez: false, readyz: true },

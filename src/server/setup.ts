@@ -14,7 +14,20 @@ import { configureDispatch } from '../pipeline/dispatch.js'
 import { configurePatch } from '../pipeline/patch.js'
 import { Store } from '../pipeline/store.js'
 import { AuthzClient } from '../../actors/authz/client.js'
+import { configureAdmissionChain } from '../admission/chain.js'
+import { configureReviews } from '../pipeline/reviews.js'
+import { parseSigningKeyPem, parseVerificationKeysPem } from '../auth/service-account.js'
 import { configureWatchStreams } from './watch.js'
+
+/** What every thread needs of the service-account keys and flags (PEM text: key objects are made in each thread). */
+export interface ServiceAccountData {
+  signingKeyPem: string
+  verificationKeyPems: string[]
+  issuers: string[]
+  apiAudiences: string[]
+  lookup: boolean
+  maxExpirationSeconds: number
+}
 
 export interface ThreadData {
   options: Options
@@ -25,7 +38,10 @@ export interface ThreadData {
   heartbeats: SharedArrayBuffer
   shardPorts: MessagePort[]
   authzPort: MessagePort
+  /** The authz version counters the shards bump on RBAC and node-graph writes (actors/authz/messages.ts). */
+  authzVersions: SharedArrayBuffer
   tokens: Array<[string, UserInfo]>
+  serviceAccounts: ServiceAccountData
 }
 
 export interface FrontendData extends ThreadData {
@@ -41,10 +57,18 @@ export interface Pipeline { registry: Registry; store: Store; authz: AuthzClient
 export function setupPipeline(data: ThreadData, log: Logger, router: (p: Pipeline) => NonResourceRouter): Pipeline {
   const registry = new Registry()
   const store = new Store(data.options.dataDir, data.counters, data.shardPorts)
-  const authz = new AuthzClient(data.authzPort)
+  const authz = new AuthzClient(data.authzPort, data.authzVersions, data.shardPorts.length)
   const p: Pipeline = { registry, store, authz }
-  configureAuthentication({ tokens: new Map(data.tokens), anonymous: data.options.anonymousAuth })
-  configureFlowControl({ seats: data.seats, rejected: data.rejected, maxReadonly: data.options.maxRequestsInflight, maxMutating: data.options.maxMutatingRequestsInflight })
+  const sa = data.serviceAccounts
+  const signing = parseSigningKeyPem(sa.signingKeyPem, 'service-account signing key')
+  configureAuthentication({
+    tokens: new Map(data.tokens), anonymous: data.options.anonymousAuth, apiAudiences: sa.apiAudiences, store,
+    bootstrapTokens: data.options.enableBootstrapTokenAuth,
+    serviceAccounts: { issuers: sa.issuers, lookup: sa.lookup, keys: sa.verificationKeyPems.flatMap((pem) => parseVerificationKeysPem(pem)) },
+  })
+  configureReviews(store, { key: signing, issuer: sa.issuers[0], apiAudiences: sa.apiAudiences, maxExpirationSeconds: sa.maxExpirationSeconds, extendExpiration: true }, data.options.upstreamAliases)
+  configureAdmissionChain(store, authz)
+  configureFlowControl({ seats: data.seats, rejected: data.rejected, maxReadonly: data.options.maxRequestsInflight, maxMutating: data.options.maxMutatingRequestsInflight, apf: data.options.enablePriorityAndFairness, port: (data as Partial<FrontendData>).flowPort, store })
   configureAuthorization(authz)
   configureAdmission(new SchemaSet())
   configureDispatch(store, registry)

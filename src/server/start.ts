@@ -10,12 +10,17 @@ import type { Options } from '../options.js'
 import { OptionsError } from '../options.js'
 import { ensurePki, ensureAdminToken, writeAdminKubeconfig } from '../bootstrap/pki.js'
 import { readTokenFile } from '../auth/token-file.js'
+import { loadServiceAccountKeys, type ServiceAccountKeys } from '../auth/service-account.js'
 import type { UserInfo } from '../pipeline/context.js'
-import type { FrontendData } from './setup.js'
+import type { FrontendData, ServiceAccountData } from './setup.js'
 import { SEAT_SLOTS } from '../../actors/flow-control/messages.js'
-import { heartbeatSlots, STATE_SLOTS, STATE_SHUTTING_DOWN, STATE_BOOTSTRAPPED } from './health.js'
+import { authzVersionSlots, rbacVersionSlot, graphVersionSlot, RBAC_TYPES, GRAPH_TYPES, typePrefixOf } from '../../actors/authz/messages.js'
+import { heartbeatSlots, STATE_SLOTS, STATE_SHUTTING_DOWN, STATE_BOOTSTRAPPED, STATE_RBAC_BOOTSTRAPPED } from './health.js'
 import { InternalClient } from './internal-client.js'
 import { startControllers, type Controllers } from '../controllers/index.js'
+import { ApfController } from '../controllers/apf.js'
+import { FlowClient } from '../../actors/flow-control/client.js'
+import { reconcileRbacDefaults } from '../bootstrap/rbac.js'
 
 
 export interface Server {
@@ -74,7 +79,7 @@ export async function start(options: Options, log: Logger): Promise<Server> {
   tokens.set(adminToken, { username: 'orch-admin', uid: 'orch-admin', groups: ['system:masters'] })
   if (opts.tokenAuthFile) {
     try {
-      for (const [t, u] of readTokenFile(opts.tokenAuthFile)) tokens.set(t, u)
+      for (const [t, u] of readTokenFile(opts.tokenAuthFile, (msg) => log.warn(msg))) tokens.set(t, u)
     } catch (err) {
       throw new OptionsError(`--token-auth-file: ${(err as Error).message}`)
     }
@@ -82,12 +87,32 @@ export async function start(options: Options, log: Logger): Promise<Server> {
   const loopbackToken = randomBytes(32).toString('base64url')
   tokens.set(loopbackToken, { username: 'system:apiserver', uid: 'system:apiserver', groups: ['system:masters'] })
 
+  // Service-account keys: the signing key (generated in the data dir when none is given) and the verification keys.
+  let saKeys: ServiceAccountKeys
+  try {
+    saKeys = loadServiceAccountKeys({ signingKeyFile: opts.serviceAccountSigningKeyFile || undefined, keyFiles: opts.serviceAccountKeyFile, tlsPrivateKeyFile: opts.tlsPrivateKeyFile || undefined, dataDir })
+  } catch (err) {
+    const flag = opts.serviceAccountSigningKeyFile ? 'service-account-signing-key-file' : 'service-account-key-file'
+    throw new OptionsError(`--${flag}: ${(err as Error).message}`)
+  }
+  if (saKeys.generated) log.info({ file: saKeys.signingKeyFile }, 'generated a service-account signing key')
+  const serviceAccounts: ServiceAccountData = {
+    signingKeyPem: saKeys.signing.privateKey.export({ type: 'pkcs8', format: 'pem' }).toString(),
+    verificationKeyPems: saKeys.verification.map((k) => k.publicKey.export({ type: 'spki', format: 'pem' }).toString()),
+    issuers: opts.serviceAccountIssuer,
+    apiAudiences: opts.apiAudiences.length > 0 ? opts.apiAudiences : opts.serviceAccountIssuer,
+    lookup: opts.serviceAccountLookup,
+    maxExpirationSeconds: Math.floor(opts.serviceAccountMaxTokenExpiration / 1000),
+  }
+
   let tls = { certFile: opts.tlsCertFile, keyFile: opts.tlsPrivateKeyFile }
   let kubeconfig = ''
+  let caPem = ''
   if (httpsPort > 0) {
     if (!opts.tlsCertFile) {
       const pki = ensurePki(dataDir, [opts.bindAddress])
       tls = { certFile: pki.certFile, keyFile: pki.keyFile }
+      caPem = pki.caCertPem
       const host = opts.bindAddress === '0.0.0.0' || opts.bindAddress === '::' ? '127.0.0.1' : opts.bindAddress
       kubeconfig = writeAdminKubeconfig(dataDir, `https://${host.includes(':') ? `[${host}]` : host}:${httpsPort}`, pki.caCertPem, adminToken)
     }
@@ -99,19 +124,33 @@ export async function start(options: Options, log: Logger): Promise<Server> {
   const state = new SharedArrayBuffer(4 * STATE_SLOTS)
   const slots = heartbeatSlots(opts.shards)
   const heartbeats = new SharedArrayBuffer(8 * slots.size)
-
-  // Actors: one thread each, kept forever; each gets one port pair per front-end (and one for the main thread).
-  const shardPools = Array.from({ length: opts.shards }, () => actorPool('shard', log))
-  await Promise.all(shardPools.map((p, i) => p.run({ op: 'init', shard: i, dataDir, counters, heartbeats, heartbeatSlot: slots.shard(i), watchHistoryMs: opts.watchHistory, watchHistoryCount: 100_000, logLevel: opts.logLevel })))
-  const authzPool = actorPool('authz', log)
-  await authzPool.run({ op: 'init', modes: opts.authorizationMode, logLevel: opts.logLevel, heartbeats, heartbeatSlot: slots.authz })
-  const flowPool = actorPool('flow-control', log)
-  await flowPool.run({ op: 'init', seats, rejected, logLevel: opts.logLevel, heartbeats, heartbeatSlot: slots.flow })
+  // Bumped by a shard before it acknowledges an RBAC (or node-graph) write: front-end decision caches are stamped with it.
+  const authzVersions = new SharedArrayBuffer(8 * authzVersionSlots(opts.shards))
 
   async function connect(pool: Piscina, name: string): Promise<MessagePort> {
     const ch = new MessageChannel()
     await pool.run({ op: 'attach', port: ch.port2, name }, { transferList: [ch.port2] })
     return ch.port1
+  }
+
+  // Actors: one thread each, kept forever; each gets one port pair per front-end (and one for the main thread).
+  const rbacPrefixes = RBAC_TYPES.map(([g, r]) => typePrefixOf(g, r))
+  const graphPrefixes = GRAPH_TYPES.map(([g, r]) => typePrefixOf(g, r))
+  const shardPools = Array.from({ length: opts.shards }, () => actorPool('shard', log))
+  await Promise.all(shardPools.map((p, i) => p.run({
+    op: 'init', shard: i, dataDir, counters, heartbeats, heartbeatSlot: slots.shard(i), watchHistoryMs: opts.watchHistory, watchHistoryCount: 100_000, logLevel: opts.logLevel,
+    authz: { versions: authzVersions, rbacSlot: rbacVersionSlot(i), graphSlot: graphVersionSlot(opts.shards, i), rbacPrefixes, graphPrefixes },
+  })))
+  // The authz actor indexes RBAC objects (and the node graph) from the shards' environments and their watch events.
+  const authzPool = actorPool('authz', log)
+  const authzShardPorts = await Promise.all(shardPools.map((p) => connect(p, 'authz')))
+  await authzPool.run({ op: 'init', modes: opts.authorizationMode, logLevel: opts.logLevel, heartbeats, heartbeatSlot: slots.authz, dataDir, shardPorts: authzShardPorts }, { transferList: authzShardPorts })
+  const flowPool = actorPool('flow-control', log)
+  await flowPool.run({ op: 'init', seats, rejected, logLevel: opts.logLevel, heartbeats, heartbeatSlot: slots.flow, apf: opts.enablePriorityAndFairness, serverCL: opts.maxRequestsInflight + opts.maxMutatingRequestsInflight })
+  if (opts.enablePriorityAndFairness) {
+    // The flow-control actor reads FlowSchemas and priority levels from the shards' environments and their watch events.
+    const flowShardPorts = await Promise.all(shardPools.map((p) => connect(p, 'flow-control')))
+    await flowPool.run({ op: 'source', dataDir, ports: flowShardPorts }, { transferList: flowShardPorts })
   }
 
   const tokenList = [...tokens.entries()]
@@ -121,7 +160,7 @@ export async function start(options: Options, log: Logger): Promise<Server> {
     const shardPorts = await Promise.all(shardPools.map((p) => connect(p, `frontend-${i}`)))
     const authzPort = await connect(authzPool, `frontend-${i}`)
     const flowPort = await connect(flowPool, `frontend-${i}`)
-    const data: FrontendData = { index: i, options: opts, counters, seats, rejected, state, heartbeats, shardPorts, authzPort, flowPort, tokens: tokenList, httpPort, httpsPort, tls }
+    const data: FrontendData = { index: i, options: opts, counters, seats, rejected, state, heartbeats, shardPorts, authzPort, authzVersions, flowPort, tokens: tokenList, serviceAccounts, httpPort, httpsPort, tls }
     const w = new Worker(new URL('src/server/frontend.js', distRoot), { workerData: data, transferList: [...shardPorts, authzPort, flowPort] })
     frontends.push(w)
     listening.push(new Promise((resolve, reject) => {
@@ -139,10 +178,16 @@ export async function start(options: Options, log: Logger): Promise<Server> {
   // The main thread's own pipeline (same stages) for bootstrap objects and controllers.
   const mainShardPorts = await Promise.all(shardPools.map((p) => connect(p, 'main')))
   const mainAuthz = await connect(authzPool, 'main')
-  const client = new InternalClient({ options: opts, counters, seats, rejected, state, heartbeats, shardPorts: mainShardPorts, authzPort: mainAuthz, tokens: tokenList, loopbackToken }, log)
+  const client = new InternalClient({ options: opts, counters, seats, rejected, state, heartbeats, shardPorts: mainShardPorts, authzPort: mainAuthz, authzVersions, tokens: tokenList, serviceAccounts, loopbackToken }, log)
   await client.bootstrapNamespaces(['default', 'orch-system', 'orch-public', 'orch-node-lease'])
+  // APF: the mandatory and suggested configuration objects are in place (and in force) before the server is ready.
+  const apf = opts.enablePriorityAndFairness ? new ApfController(client, new FlowClient(await connect(flowPool, 'main')), log.child({ controller: 'apf-config' })) : null
+  await apf?.start()
   Atomics.store(new Int32Array(state), STATE_BOOTSTRAPPED, 1)
-  const controllers: Controllers = startControllers(client, log)
+  // The default roles and bindings (auto-reconciled on every start while RBAC is on), before the server reports ready.
+  if (opts.authorizationMode.includes('RBAC')) await reconcileRbacDefaults(client, log.child({ hook: 'rbac/bootstrap-roles' }))
+  const controllers: Controllers = await startControllers(client, log, { signingKey: saKeys.signing, caPem })
+  Atomics.store(new Int32Array(state), STATE_RBAC_BOOTSTRAPPED, 1)
 
   let closing: Promise<void> | null = null
   const server: Server = {
@@ -152,6 +197,7 @@ export async function start(options: Options, log: Logger): Promise<Server> {
         Atomics.store(new Int32Array(state), STATE_SHUTTING_DOWN, 1)
         if (opts.shutdownDelayDuration > 0) await new Promise((r) => setTimeout(r, opts.shutdownDelayDuration))
         controllers.stop()
+        apf?.stop()
         await Promise.all(frontends.map((w) => new Promise<void>((resolve) => {
           const t = setTimeout(resolve, 2000)
           w.on('message', (m: { type: string }) => { if (m.type === 'closed') { clearTimeout(t); resolve() } })

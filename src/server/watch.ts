@@ -305,6 +305,7 @@ async function startWatch(ctx: RequestContext, def: ResolvedDefinition): Promise
         res.writeStatus(statusLine(200))
         res.writeHeader('Content-Type', isProtobuf(mt) ? `${contentTypeOf(mt)};stream=watch` : 'application/json')
         res.writeHeader('Cache-Control', 'no-cache, private')
+        for (const [k, v] of ctx.responseHeaders) res.writeHeader(k, v)
         // Headers go out at once; a JSON stream may start with white space, a protobuf one gets its first frame.
         if (!isProtobuf(mt)) res.write(' ')
       })

@@ -24,6 +24,7 @@ const cases: Case[] = [
   { scenario: 'mixed', args: [] },
   { scenario: 'startup', args: [] },
   { scenario: 'memory', args: [] },
+  { scenario: 'apf-fairness', args: [] },
 ]
 
 interface Outcome { code: number | null; stdout: string; stderr: string }

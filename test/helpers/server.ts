@@ -34,11 +34,34 @@ export interface TestServer {
   proc: ChildProcess
   /** the log lines printed so far */
   logs: string[]
-  request(method: string, path: string, body?: unknown, headers?: Record<string, string>): Promise<Reply>
+  /**
+   * A request as the admin (`adminToken`, in system:masters) unless `headers` carries its own `authorization` (an empty
+   * one sends none) or `opts.token` says otherwise (`null`: no credentials, anonymous).
+   */
+  request(method: string, path: string, body?: unknown, headers?: Record<string, string>, opts?: RequestOptions): Promise<Reply>
+  /** The same request with another bearer token, or none (`null`). */
+  requestAs(token: string | null, method: string, path: string, body?: unknown, headers?: Record<string, string>): Promise<Reply>
   /** SIGTERM and wait */
   stop(): Promise<void>
   /** SIGKILL and wait */
   kill(): Promise<void>
+}
+
+export interface RequestOptions {
+  /** the bearer token to send; `null` sends none; default the admin token */
+  token?: string | null
+}
+
+/** Headers with `Authorization: Bearer <token>` added unless the caller set one (an empty value removes it). */
+export function withToken(headers: Record<string, string> | undefined, token: string | null): Record<string, string> {
+  const h: Record<string, string> = { ...(headers ?? {}) }
+  const own = Object.keys(h).find((k) => k.toLowerCase() === 'authorization')
+  if (own !== undefined) {
+    if (h[own] === '') delete h[own]
+    return h
+  }
+  if (token !== null) h.authorization = `Bearer ${token}`
+  return h
 }
 
 export interface StartOptions {
@@ -71,7 +94,8 @@ export async function startServer(opts: StartOptions = {}): Promise<TestServer> 
     proc.stderr!.on('data', (d: Buffer) => logs.push(d.toString()))
     proc.once('exit', (code) => reject(new Error(`server exited with ${code} before ready:\n${logs.join('\n')}`)))
   })
-  const timer = setTimeout(() => proc.kill('SIGKILL'), 30000)
+  // Generous: the shared test machine is often loaded (a start takes ~3 s idle).
+  const timer = setTimeout(() => proc.kill('SIGKILL'), 60000)
   await ready
   clearTimeout(timer)
   const adminToken = readFileSync(join(dataDir, 'admin-token'), 'utf8').trim()
@@ -80,7 +104,8 @@ export async function startServer(opts: StartOptions = {}): Promise<TestServer> 
   const s: TestServer = {
     port, securePort, dataDir, url, httpsUrl: securePort ? `https://127.0.0.1:${securePort}` : '',
     kubeconfig: securePort ? join(dataDir, 'admin.kubeconfig') : '', adminToken, proc, logs,
-    request: (method, path, body, headers) => httpRequest(url, method, path, body, headers),
+    request: (method, path, body, headers, o) => httpRequest(url, method, path, body, withToken(headers, o?.token === undefined ? adminToken : o.token)),
+    requestAs: (token, method, path, body, headers) => httpRequest(url, method, path, body, withToken(headers, token)),
     async stop() {
       if (proc.exitCode === null) proc.kill('SIGTERM')
       const t = setTimeout(() => proc.kill('SIGKILL'), 10000)

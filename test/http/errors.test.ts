@@ -326,20 +326,27 @@ t.test('415 UnsupportedMediaType for an unknown Content-Type', async (t) => {
   t.equal((await s.request('GET', `${CM}/ct`)).status, 404, 'not created')
 })
 
-t.test('406 NotAcceptable for Accept: application/vnd.orch.protobuf alone', async (t) => {
-  const r = await s.request('GET', `${CM}/cm-a`, undefined, { accept: 'application/vnd.orch.protobuf' })
+t.test('406 NotAcceptable for Accept: application/xml alone; protobuf is served', async (t) => {
+  const r = await s.request('GET', `${CM}/cm-a`, undefined, { accept: 'application/xml' })
   isStatus(t, r, 406)
-  t.same(r.json, failure(406, 'NotAcceptable', 'only the following media types are accepted: application/json, application/yaml'))
-  const l = await s.request('GET', CM, undefined, { accept: 'application/vnd.orch.protobuf' })
+  t.same(r.json, failure(406, 'NotAcceptable', 'only the following media types are accepted: application/json, application/yaml, application/vnd.orch.protobuf, application/vnd.kubernetes.protobuf'))
+  const l = await s.request('GET', CM, undefined, { accept: 'application/xml' })
   t.equal(l.status, 406, 'list too')
   // A write with an unacceptable Accept must not be performed.
-  const w = await unchanged(t, () => s.request('POST', CM, { metadata: { name: 'acc' } }, { accept: 'application/vnd.orch.protobuf' }))
+  const w = await unchanged(t, () => s.request('POST', CM, { metadata: { name: 'acc' } }, { accept: 'application/xml' }))
   t.equal(w.status, 406, 'create with an unacceptable Accept')
   t.equal((await s.request('GET', `${CM}/acc`)).status, 404, 'not created')
   // With a JSON fallback the request succeeds.
-  const ok = await s.request('GET', `${CM}/cm-a`, undefined, { accept: 'application/vnd.orch.protobuf, application/json' })
+  const ok = await s.request('GET', `${CM}/cm-a`, undefined, { accept: 'application/xml, application/json' })
   t.equal(ok.status, 200)
   t.equal(ok.json?.metadata?.name, 'cm-a')
+  // Protobuf (both spellings) is answered in the envelope.
+  for (const mt of ['application/vnd.orch.protobuf', 'application/vnd.kubernetes.protobuf']) {
+    const pb = await s.request('GET', `${CM}/cm-a`, undefined, { accept: mt })
+    t.equal(pb.status, 200, mt)
+    t.equal(pb.headers['content-type'], mt, `${mt} content type`)
+    t.equal(Buffer.from(pb.text, 'latin1').subarray(0, 4).toString('hex'), '6b387300', `${mt} envelope magic`)
+  }
 })
 
 t.test('400 BadRequest for an unknown field selector', async (t) => {

@@ -4,7 +4,7 @@ import { spawn } from 'node:child_process'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { startServer, mainJs, httpRequest } from '../helpers/server.js'
+import { startServer, mainJs } from '../helpers/server.js'
 
 function runMain(args: string[]): Promise<{ code: number | null; out: string }> {
   return new Promise((resolve) => {
@@ -46,9 +46,9 @@ t.test('gzip for large lists, and the gate that turns it off', async (t) => {
     }
     const plain = await s.request('GET', '/api/v1/namespaces/default/configmaps')
     t.equal(plain.headers['content-encoding'], undefined, 'no gzip unless asked')
-    const gz = await httpRequest(s.url, 'GET', '/api/v1/namespaces/default/configmaps', undefined, { 'accept-encoding': 'gzip' })
+    const gz = await s.request('GET', '/api/v1/namespaces/default/configmaps', undefined, { 'accept-encoding': 'gzip' })
     t.equal(gz.headers['content-encoding'], enabled ? 'gzip' : undefined, `gate ${enabled ? 'on' : 'off'}`)
-    const small = await httpRequest(s.url, 'GET', '/api/v1/namespaces/default/configmaps/big-0', undefined, { 'accept-encoding': 'gzip' })
+    const small = await s.request('GET', '/api/v1/namespaces/default/configmaps/big-0', undefined, { 'accept-encoding': 'gzip' })
     t.equal(small.headers['content-encoding'], undefined, 'small answers are not compressed')
     await s.stop()
   }

@@ -19,7 +19,8 @@ let s: TestServer
 const HISTORY_S = 3
 const ARGS = ['--frontends', '2', '--shards', '2', '--watch-history', `${HISTORY_S}s`]
 let dataDir = ''
-t.before(async () => { s = await startServer({ args: ARGS, keepDataDir: true }); dataDir = s.dataDir })
+// TLS too: kubectl sends no bearer token over plain HTTP, so it uses the admin kubeconfig on the TLS port.
+t.before(async () => { s = await startServer({ args: ARGS, keepDataDir: true, secure: true }); dataDir = s.dataDir })
 t.teardown(async () => { await s?.stop(); if (dataDir) rmSync(dataDir, { recursive: true, force: true }) })
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -741,8 +742,8 @@ t.test('kubectl get configmaps -w prints a change', async (t) => {
   await createCm('wt-kubectl', 'kw-1', undefined, { a: '1' })
   const home = mkdtempSync(join(tmpdir(), 'orch-kubectl-home-'))
   t.teardown(() => rmSync(home, { recursive: true, force: true }))
-  const child = spawn('kubectl', ['--server', s.url, '--token', s.adminToken, '--namespace', 'wt-kubectl', 'get', 'configmaps', '-w'], {
-    env: { ...process.env, HOME: home, KUBECONFIG: join(home, 'none') }, stdio: ['ignore', 'pipe', 'pipe'],
+  const child = spawn('kubectl', ['--kubeconfig', s.kubeconfig, '--namespace', 'wt-kubectl', 'get', 'configmaps', '-w'], {
+    env: { ...process.env, HOME: home, KUBECONFIG: '' }, stdio: ['ignore', 'pipe', 'pipe'],
   })
   let out = ''
   let err = ''
@@ -750,11 +751,10 @@ t.test('kubectl get configmaps -w prints a change', async (t) => {
   child.stderr.on('data', (d) => { err += d })
   t.teardown(() => { if (child.exitCode === null) child.kill('SIGKILL') })
   const waitOut = async (re: RegExp, ms: number) => { const end = Date.now() + ms; while (!re.test(out) && Date.now() < end) await sleep(50); return re.test(out) }
-  // (The server does not serve Table yet, so kubectl prints its fallback NAME/AGE columns.)
-  t.ok(await waitOut(/^kw-1\s/m, 15_000), `initial row printed (stdout: ${out} stderr: ${err})`)
+  t.ok(await waitOut(/^kw-1\s+1\s/m, 15_000), `initial row (NAME DATA AGE) printed (stdout: ${out} stderr: ${err})`)
   await sleep(500)
   await mutate(`${cmBase('wt-kubectl')}/kw-1`, (o) => { o.data.b = '2' })
-  t.ok(await waitOut(/^kw-1\s[^]*^kw-1\s/m, 10_000), `a second row for kw-1 printed for the change (stdout: ${out} stderr: ${err})`)
+  t.ok(await waitOut(/^kw-1\s+2\s/m, 10_000), `a second row for kw-1, now with DATA 2, printed for the change (stdout: ${out} stderr: ${err})`)
   await createCm('wt-kubectl', 'kw-2')
   t.ok(await waitOut(/^kw-2\s/m, 10_000), `a row for the new object printed (stdout: ${out} stderr: ${err})`)
   t.equal(child.exitCode, null, 'still watching')

@@ -5,6 +5,12 @@ import admissionregistration_validatingadmissionpolicies from './admissionregist
 import admissionregistration_validatingadmissionpolicybindings from './admissionregistration.orch.io/validatingadmissionpolicybindings.js'
 import admissionregistration_validatingwebhookconfigurations from './admissionregistration.orch.io/validatingwebhookconfigurations.js'
 import apiextensions_customresourcedefinitions from './apiextensions.orch.io/customresourcedefinitions.js'
+import authentication_selfsubjectreviews from './authentication.orch.io/selfsubjectreviews.js'
+import authentication_tokenreviews from './authentication.orch.io/tokenreviews.js'
+import authorization_localsubjectaccessreviews from './authorization.orch.io/localsubjectaccessreviews.js'
+import authorization_selfsubjectaccessreviews from './authorization.orch.io/selfsubjectaccessreviews.js'
+import authorization_selfsubjectrulesreviews from './authorization.orch.io/selfsubjectrulesreviews.js'
+import authorization_subjectaccessreviews from './authorization.orch.io/subjectaccessreviews.js'
 import apps_controllerrevisions from './apps/controllerrevisions.js'
 import apps_daemonsets from './apps/daemonsets.js'
 import apps_deployments from './apps/deployments.js'
@@ -100,4 +106,14 @@ export const resources: ResourceDefinition[] = [
   storage_csistoragecapacities,
   storage_storageclasses,
   storage_volumeattachments,
+]
+
+/** Virtual types: served and discovered, never stored (answered by src/pipeline/reviews.ts). */
+export const virtualResources: ResourceDefinition[] = [
+  authentication_selfsubjectreviews,
+  authentication_tokenreviews,
+  authorization_localsubjectaccessreviews,
+  authorization_selfsubjectaccessreviews,
+  authorization_selfsubjectrulesreviews,
+  authorization_subjectaccessreviews,
 ]

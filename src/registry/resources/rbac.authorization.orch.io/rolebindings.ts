@@ -18,11 +18,15 @@ export function pathSegmentNameErrors(name: string): string[] {
   return errs
 }
 
-/** SetDefaults_RoleBinding / SetDefaults_ClusterRoleBinding / SetDefaults_Subject. */
+/** The upstream spelling of the group, which typed clients (kubectl create rolebinding) put into roleRef and subjects. */
+const UPSTREAM_RBAC_GROUP = 'rbac.authorization.k8s.io'
+
+/** SetDefaults_RoleBinding / SetDefaults_ClusterRoleBinding / SetDefaults_Subject; the upstream group spelling is read as ours. */
 export function defaultBinding(o: Obj): void {
-  if (isObj(o.roleRef) && (o.roleRef.apiGroup === undefined || o.roleRef.apiGroup === '')) o.roleRef.apiGroup = RBAC_GROUP
+  if (isObj(o.roleRef) && (o.roleRef.apiGroup === undefined || o.roleRef.apiGroup === '' || o.roleRef.apiGroup === UPSTREAM_RBAC_GROUP)) o.roleRef.apiGroup = RBAC_GROUP
   if (Array.isArray(o.subjects)) {
     for (const s of o.subjects) {
+      if (isObj(s) && s.apiGroup === UPSTREAM_RBAC_GROUP) s.apiGroup = RBAC_GROUP
       if (!isObj(s) || (s.apiGroup !== undefined && s.apiGroup !== '')) continue
       if (s.kind === 'ServiceAccount') s.apiGroup = ''
       else if (s.kind === 'User' || s.kind === 'Group') s.apiGroup = RBAC_GROUP

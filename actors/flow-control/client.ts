@@ -1,0 +1,110 @@
+// The facade a front-end (or the main thread) holds for the flow-control actor: messages batched per event-loop turn, decisions by id, the configuration replica pushed.
+import type { MessagePort } from 'node:worker_threads'
+import { Packr } from 'msgpackr'
+import type { ActorOut, ConfigReplica, Decision, FlowMetrics, FlowMsg, LocalCounts, MetricsReply, SyncReply } from './messages.js'
+
+const packr = new Packr({ useRecords: false, moreTypes: false })
+
+type Pending = (reply: Decision | MetricsReply | SyncReply) => void
+
+export class FlowClient {
+  readonly #port: MessagePort
+  #nextId = 1
+  readonly #pending = new Map<number, Pending>()
+  #out: FlowMsg[] | null = null
+  #kicks: Set<number> | null = null
+  #onConfig: ((c: ConfigReplica) => void) | null = null
+  #closed = false
+
+  constructor(port: MessagePort) {
+    this.#port = port
+    port.on('message', (buf: Uint8Array) => this.#receive(buf))
+  }
+
+  /** Called with every configuration the actor pushes (the latest replaces the previous). */
+  onConfig(fn: (c: ConfigReplica) => void): void { this.#onConfig = fn }
+
+  /** Queues a request on its level; resolves with the actor's decision. `id` is the ticket for finish/cancel. */
+  enqueue(level: number, fs: string, fd: string, seats: number, finalSeats: number, latencyMs: number): { id: number; decision: Promise<Decision> } {
+    const id = this.#nextId++
+    this.#send({ op: 'enqueue', id, level, fs, fd, seats, finalSeats, latencyMs })
+    return { id, decision: new Promise((resolve) => { this.#pending.set(id, resolve as Pending) }) }
+  }
+
+  /** The request dispatched under ticket `id` is done. */
+  finish(id: number): void { this.#send({ op: 'finish', id }) }
+
+  /** The client of the waiting request `id` went away. */
+  cancel(id: number): void { this.#send({ op: 'cancel', id }) }
+
+  /** Seats were given back on a level with waiters (one message per level per turn). */
+  kick(level: number): void {
+    if (this.#kicks === null) {
+      this.#kicks = new Set()
+      this.#schedule()
+    }
+    this.#kicks.add(level)
+  }
+
+  report(counts: LocalCounts[]): void { if (counts.length > 0) this.#send({ op: 'report', counts }) }
+
+  metrics(): Promise<FlowMetrics> {
+    const id = this.#nextId++
+    this.#send({ op: 'metrics', id })
+    return new Promise((resolve) => { this.#pending.set(id, (r) => resolve((r as MetricsReply).metrics)) })
+  }
+
+  /** Resolves once the actor's configuration includes every FlowSchema and level write committed before the call. */
+  sync(): Promise<void> {
+    const id = this.#nextId++
+    this.#send({ op: 'sync', id, rv: 0 })
+    return new Promise((resolve) => { this.#pending.set(id, () => resolve()) })
+  }
+
+  close(): void {
+    this.#closed = true
+    this.#port.close()
+  }
+
+  #send(m: FlowMsg): void {
+    if (this.#closed) return
+    if (this.#out === null) {
+      this.#out = []
+      if (this.#kicks === null) this.#schedule()
+    }
+    this.#out.push(m)
+  }
+
+  /** One flush per turn: everything of this turn's requests goes in one message. */
+  #schedule(): void { setImmediate(() => this.#flush()) }
+
+  #flush(): void {
+    const out = this.#out ?? []
+    this.#out = null
+    if (this.#kicks !== null) {
+      out.push({ op: 'kick', levels: [...this.#kicks] })
+      this.#kicks = null
+    }
+    if (out.length === 0 || this.#closed) return
+    const buf = packr.pack(out)
+    this.#port.postMessage(buf, [buf.buffer as ArrayBuffer])
+  }
+
+  #receive(buf: Uint8Array): void {
+    const msg = packr.unpack(buf) as ActorOut
+    if (msg.config && this.#onConfig) this.#onConfig(msg.config)
+    if (msg.replies) {
+      for (const r of msg.replies) {
+        const p = this.#pending.get(r.id)
+        if (p) { this.#pending.delete(r.id); p(r) }
+      }
+    }
+  }
+}
+
+// What a front-end needs besides the port: classification against the replica, the work estimator, Retry-After.
+export { compileFlowSchema, flowDistinguisher } from './config.js'
+// ... and for the main thread's APF configuration controller: the producer's plan and the FlowSchema status.
+export { CONFIG_CONSUMER_FIELD_MANAGER, CONFIG_PRODUCER_FIELD_MANAGER, planConfigProducer, statusConditions } from './config.js'
+export { estimateWidth } from './fair-queuing.js'
+export { RetryAfterTracker } from './retry-after.js'

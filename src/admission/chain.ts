@@ -1,0 +1,53 @@
+// Admission that needs the requesting user and live objects: NodeRestriction, and the RBAC escalation checks of role and binding writes.
+import { nodeIdentity } from '../machinery/node-refs.js'
+import { objectKey, recordObject } from '../machinery/storage-format.js'
+import type { Obj, ResolvedDefinition } from '../registry/define.js'
+import type { Store } from '../pipeline/store.js'
+import type { RequestContext } from '../pipeline/context.js'
+import type { AuthzClient } from '../../actors/authz/client.js'
+import { admitNodeRestriction, type AdmissionOperation, type NodeRestrictionLookups } from './node-restriction.js'
+
+const RBAC_GROUP = 'rbac.authorization.orch.io'
+const RBAC_WRITES = new Set(['roles', 'clusterroles', 'rolebindings', 'clusterrolebindings'])
+
+let store: Store | undefined
+let authz: AuthzClient | undefined
+
+export function configureAdmissionChain(s: Store, a: AuthzClient): void { store = s; authz = a }
+
+function read(resource: string, namespace: string, name: string): Obj | undefined {
+  if (!store) return undefined
+  const rec = store.getFresh(store.shardFor('', resource), objectKey('', resource, namespace, name))
+  return rec ? JSON.parse(recordObject(rec).toString('utf8')) as Obj : undefined
+}
+
+export const liveLookups: NodeRestrictionLookups = {
+  getPod: (namespace, name) => read('pods', namespace, name),
+  getNode: (name) => read('nodes', '', name),
+}
+
+/**
+ * Runs after a write's own admission (defaults, strategy, validation) and before it is stored. `object` is the new
+ * object (absent on delete), `oldObject` the stored one (update, delete). Throws the error to answer.
+ */
+export function admitPlugins(ctx: RequestContext, def: ResolvedDefinition, operation: AdmissionOperation, object?: Obj, oldObject?: Obj): void | Promise<void> {
+  const u = ctx.user
+  if (!u || u.groups.includes('system:masters')) return
+  if (nodeIdentity(u.username, u.groups).isNode) {
+    const err = admitNodeRestriction({
+      user: u.username, groups: u.groups, operation, group: def.group, resource: def.resource, subresource: ctx.info.subresource,
+      namespace: ctx.info.namespace || (oldObject?.metadata?.namespace ?? object?.metadata?.namespace ?? ''),
+      name: ctx.info.name || (operation === 'DELETE' ? oldObject?.metadata?.name ?? '' : ''),
+      object, oldObject,
+    }, liveLookups)
+    if (err) throw err
+  }
+  if (def.group === RBAC_GROUP && operation !== 'DELETE' && RBAC_WRITES.has(def.resource) && ctx.info.subresource === '' && authz && object) {
+    return checkEscalation(authz, u.username, u.groups, object, oldObject)
+  }
+}
+
+async function checkEscalation(a: AuthzClient, user: string, groups: string[], object: Obj, old: Obj | undefined): Promise<void> {
+  const err = await a.checkWrite(user, groups, object, old)
+  if (err) throw err
+}

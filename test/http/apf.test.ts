@@ -1,0 +1,295 @@
+// Black-box tests of API Priority and Fairness over real HTTP: the bootstrap configuration (present, restored,
+// defaulted, validated), the Dangling condition, classification headers, a Reject level under concurrent load, and
+// the max-in-flight fallback.
+import t from 'tap'
+import { mkdtempSync, writeFileSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { startServer, type TestServer, type Reply } from '../helpers/server.js'
+
+type Obj = Record<string, any>
+
+const G = 'flowcontrol.apiserver.orch.io'
+const FS = `/apis/${G}/v1/flowschemas`
+const PL = `/apis/${G}/v1/prioritylevelconfigurations`
+const ANNOTATION = 'apf.orch.io/autoupdate-spec'
+const TOO_MANY = 'Too many requests, please try again later.'
+
+const MANDATORY_FS = ['catch-all', 'exempt']
+const SUGGESTED_FS = ['global-default', 'kube-controller-manager', 'kube-scheduler', 'kube-system-service-accounts', 'probes', 'service-accounts', 'system-leader-election', 'system-node-high', 'system-nodes']
+const MANDATORY_PL = ['catch-all', 'exempt']
+const SUGGESTED_PL = ['global-default', 'leader-election', 'node-high', 'system', 'workload-high', 'workload-low']
+
+const tokensDir = mkdtempSync(join(tmpdir(), 'orch-apf-'))
+const tokenFile = join(tokensDir, 'tokens.csv')
+writeFileSync(tokenFile, 'slowpoke-token,slowpoke,slowpoke-uid\nalice-token,alice,alice-uid,"team-a"\n')
+
+let s: TestServer
+const admin = (): Record<string, string> => ({ authorization: `Bearer ${s.adminToken}` })
+const as = (token: string): Record<string, string> => ({ authorization: `Bearer ${token}` })
+
+t.before(async () => {
+  s = await startServer({
+    args: ['--token-auth-file', tokenFile, '--authorization-mode', 'AlwaysAllow', '--max-requests-inflight', '100', '--max-mutating-requests-inflight', '100'],
+  })
+})
+t.teardown(async () => {
+  await s?.stop()
+  rmSync(tokensDir, { recursive: true, force: true })
+})
+
+async function get(path: string): Promise<Reply> { return s.request('GET', path, undefined, admin()) }
+async function names(path: string): Promise<string[]> {
+  const r = await get(path)
+  return (r.json.items as Obj[]).map((o) => o.metadata.name).sort()
+}
+async function waitFor<T>(what: string, fn: () => Promise<T | undefined>, ms = 15_000): Promise<T> {
+  const end = Date.now() + ms
+  for (;;) {
+    const v = await fn()
+    if (v !== undefined) return v
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`)
+    await new Promise((r) => setTimeout(r, 100))
+  }
+}
+
+t.test('the mandatory and suggested objects exist after start, annotated for auto-update', async (t) => {
+  t.same(await names(FS), [...MANDATORY_FS, ...SUGGESTED_FS].sort())
+  t.same(await names(PL), [...MANDATORY_PL, ...SUGGESTED_PL].sort())
+  const exempt = (await get(`${PL}/exempt`)).json
+  t.same(exempt.spec, { type: 'Exempt', exempt: { nominalConcurrencyShares: 0, lendablePercent: 0 } })
+  t.equal(exempt.metadata.annotations[ANNOTATION], 'true')
+  const catchAll = (await get(`${FS}/catch-all`)).json
+  t.equal(catchAll.spec.matchingPrecedence, 10000)
+  t.same(catchAll.spec.distinguisherMethod, { type: 'ByUser' })
+  t.equal(catchAll.metadata.annotations[ANNOTATION], 'true')
+  const wl = (await get(`${PL}/workload-low`)).json
+  t.same(wl.spec.limited, { nominalConcurrencyShares: 100, lendablePercent: 90, limitResponse: { type: 'Queue', queuing: { queues: 128, handSize: 6, queueLengthLimit: 50 } } })
+})
+
+t.test('every FlowSchema carries a Dangling condition', async (t) => {
+  const gd = await waitFor('the Dangling condition of global-default', async () => {
+    const o = (await get(`${FS}/global-default`)).json
+    return o.status?.conditions?.find((c: Obj) => c.type === 'Dangling')
+  })
+  t.equal(gd.status, 'False')
+  t.equal(gd.reason, 'Found')
+  t.equal(gd.message, 'This FlowSchema references the PriorityLevelConfiguration object named "global-default" and it exists')
+  t.match(gd.lastTransitionTime, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/)
+})
+
+t.test('deleted mandatory and suggested objects come back; user changes of a suggested one are stomped', async (t) => {
+  const before = (await get(`${FS}/exempt`)).json.metadata.uid
+  for (const p of [`${FS}/exempt`, `${PL}/catch-all`, `${FS}/global-default`]) {
+    const r = await s.request('DELETE', p, undefined, admin())
+    t.equal(r.status, 200, `delete ${p}`)
+  }
+  for (const p of [`${FS}/exempt`, `${PL}/catch-all`, `${FS}/global-default`]) {
+    const o = await waitFor(`${p} to be recreated`, async () => { const r = await get(p); return r.status === 200 ? r.json : undefined })
+    t.equal(o.metadata.annotations[ANNOTATION], 'true', `${p} annotated`)
+  }
+  t.not((await get(`${FS}/exempt`)).json.metadata.uid, before, 'a new object')
+  // A suggested level changed by a user while still annotated true is put back.
+  const sys = (await get(`${PL}/system`)).json
+  sys.spec.limited.nominalConcurrencyShares = 7
+  t.equal((await s.request('PUT', `${PL}/system`, sys, admin())).status, 200)
+  await waitFor('system to be stomped back', async () => ((await get(`${PL}/system`)).json.spec.limited.nominalConcurrencyShares === 30 ? true : undefined))
+  // Annotated false, it is left alone.
+  const sys2 = (await get(`${PL}/system`)).json
+  sys2.metadata.annotations[ANNOTATION] = 'false'
+  sys2.spec.limited.nominalConcurrencyShares = 8
+  t.equal((await s.request('PUT', `${PL}/system`, sys2, admin())).status, 200)
+  await new Promise((r) => setTimeout(r, 1000))
+  t.equal((await get(`${PL}/system`)).json.spec.limited.nominalConcurrencyShares, 8, 'annotated false: kept')
+})
+
+t.test('defaults on create', async (t) => {
+  const r = await s.request('POST', PL, { apiVersion: `${G}/v1`, kind: 'PriorityLevelConfiguration', metadata: { name: 'defaults' }, spec: { type: 'Limited', limited: { limitResponse: { type: 'Queue', queuing: {} } } } }, admin())
+  t.equal(r.status, 201)
+  t.same(r.json.spec, { type: 'Limited', limited: { nominalConcurrencyShares: 30, lendablePercent: 0, limitResponse: { type: 'Queue', queuing: { queues: 64, handSize: 8, queueLengthLimit: 50 } } } })
+  const f = await s.request('POST', FS, { apiVersion: `${G}/v1`, kind: 'FlowSchema', metadata: { name: 'defaults' }, spec: { priorityLevelConfiguration: { name: 'defaults' } } }, admin())
+  t.equal(f.status, 201)
+  t.equal(f.json.spec.matchingPrecedence, 1000)
+  t.notOk(f.json.status, 'status is not taken from a create')
+})
+
+function invalidStatus(kind: string, name: string, causes: Obj[]): Obj {
+  const message = `${kind}.${G} "${name}" is invalid: ${causes.map((c) => `${c.field}: ${c.message}`).join(', ')}`
+  return {
+    kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure',
+    message: causes.length === 1 ? message : `${kind}.${G} "${name}" is invalid: [${causes.map((c) => `${c.field}: ${c.message}`).join(', ')}]`,
+    reason: 'Invalid', details: { name, group: G, kind, causes }, code: 422,
+  }
+}
+
+t.test('validation errors are 422 with one cause per problem', async (t) => {
+  const fs = await s.request('POST', FS, {
+    apiVersion: `${G}/v1`, kind: 'FlowSchema', metadata: { name: 'bad-fs' },
+    spec: {
+      matchingPrecedence: 1, priorityLevelConfiguration: { name: 'global-default' }, distinguisherMethod: { type: 'ByGroup' },
+      rules: [{ subjects: [], resourceRules: [{ verbs: ['get', '*'], apiGroups: [''], resources: ['pods'], namespaces: [] }] }],
+    },
+  }, admin())
+  t.equal(fs.status, 422)
+  t.equal(fs.json.reason, 'Invalid')
+  t.equal(fs.json.code, 422)
+  t.same(fs.json.details.causes.map((c: Obj) => c.field).sort(), [
+    'spec.distinguisherMethod.type', 'spec.matchingPrecedence', 'spec.rules[0].resourceRules[0].namespaces',
+    'spec.rules[0].resourceRules[0].verbs', 'spec.rules[0].subjects',
+  ])
+  t.ok(fs.json.details.causes.some((c: Obj) => c.reason === 'FieldValueNotSupported' && c.message.startsWith('Unsupported value: "ByGroup"') || c.field === 'spec.distinguisherMethod.type'))
+
+  const pl = await s.request('POST', PL, {
+    apiVersion: `${G}/v1`, kind: 'PriorityLevelConfiguration', metadata: { name: 'bad-pl' },
+    spec: { type: 'Limited', limited: { nominalConcurrencyShares: 5, lendablePercent: 101, limitResponse: { type: 'Queue', queuing: { queues: 10, handSize: 20, queueLengthLimit: 5 } } } },
+  }, admin())
+  t.same(pl.json, invalidStatus('PriorityLevelConfiguration', 'bad-pl', [
+    { reason: 'FieldValueInvalid', message: 'Invalid value: 20: should not be greater than queues (10)', field: 'spec.limited.limitResponse.queuing.handSize' },
+    { reason: 'FieldValueInvalid', message: 'Invalid value: 101: must be between 0 and 100, inclusive', field: 'spec.limited.lendablePercent' },
+  ]))
+
+  const ex = await s.request('POST', PL, { apiVersion: `${G}/v1`, kind: 'PriorityLevelConfiguration', metadata: { name: 'not-exempt' }, spec: { type: 'Exempt', exempt: {} } }, admin())
+  t.equal(ex.status, 422)
+  t.same(ex.json.details.causes, [{ reason: 'FieldValueInvalid', message: "Invalid value: \"Exempt\": type must be 'Exempt' if and only if name is 'exempt'", field: 'spec.type' }])
+
+  // The mandatory objects' specs are fixed.
+  const ca = (await get(`${FS}/catch-all`)).json
+  ca.spec.matchingPrecedence = 9999
+  const up = await s.request('PUT', `${FS}/catch-all`, ca, admin())
+  t.equal(up.status, 422)
+  t.equal(up.json.details.causes[0].field, 'spec')
+  t.equal((await get(`${FS}/bad-fs`)).status, 404, 'nothing was stored')
+})
+
+t.test('a FlowSchema whose level does not exist is Dangling until the level appears', async (t) => {
+  const f = await s.request('POST', FS, { apiVersion: `${G}/v1`, kind: 'FlowSchema', metadata: { name: 'orphan' }, spec: { matchingPrecedence: 600, priorityLevelConfiguration: { name: 'later' }, rules: [] } }, admin())
+  t.equal(f.status, 201)
+  const cond = async (status: string) => {
+    const o = (await get(`${FS}/orphan`)).json
+    const c = o.status?.conditions?.find((x: Obj) => x.type === 'Dangling')
+    return c?.status === status ? c : undefined
+  }
+  const d = await waitFor('Dangling True', () => cond('True'))
+  t.equal(d.reason, 'NotFound')
+  t.equal(d.message, 'This FlowSchema references the PriorityLevelConfiguration object named "later" but there is no such object')
+  const p = await s.request('POST', PL, { apiVersion: `${G}/v1`, kind: 'PriorityLevelConfiguration', metadata: { name: 'later' }, spec: { type: 'Limited', limited: { limitResponse: { type: 'Reject' } } } }, admin())
+  t.equal(p.status, 201)
+  const found = await waitFor('Dangling False', () => cond('False'))
+  t.equal(found.reason, 'Found')
+})
+
+t.test('classified responses carry the UIDs of the FlowSchema and the priority level', async (t) => {
+  const uid = async (path: string) => (await get(path)).json.metadata.uid as string
+  const anon = await s.requestAs(null, 'GET', '/api/v1/namespaces/default/configmaps')
+  t.equal(anon.headers['x-orch-pf-flowschema-uid'], await uid(`${FS}/global-default`), 'anonymous: global-default')
+  t.equal(anon.headers['x-orch-pf-prioritylevel-uid'], await uid(`${PL}/global-default`))
+  const masters = await s.request('GET', '/api/v1/namespaces', undefined, admin())
+  t.equal(masters.headers['x-orch-pf-flowschema-uid'], await uid(`${FS}/exempt`), 'system:masters: exempt')
+  t.equal(masters.headers['x-orch-pf-prioritylevel-uid'], await uid(`${PL}/exempt`))
+  const probe = await s.requestAs(null, 'GET', '/readyz')
+  t.equal(probe.status, 200)
+  t.equal(probe.headers['x-orch-pf-flowschema-uid'], await uid(`${FS}/probes`), 'health probes: probes')
+  const err = await s.request('GET', '/api/v1/namespaces/default/configmaps/none', undefined, as('alice-token'))
+  t.equal(err.status, 404)
+  t.equal(err.headers['x-orch-pf-flowschema-uid'], await uid(`${FS}/global-default`), 'error answers too')
+})
+
+t.test('a user routed to a one-seat Reject level gets 429 under concurrent load; system:masters never does', async (t) => {
+  // ServerCL = 200 and the shares sum to 246 with this level: NominalCL = ceil(200 * 1 / 246) = 1, no lending, no borrowing.
+  const pl = await s.request('POST', PL, {
+    apiVersion: `${G}/v1`, kind: 'PriorityLevelConfiguration', metadata: { name: 'one-seat' },
+    spec: { type: 'Limited', limited: { nominalConcurrencyShares: 1, lendablePercent: 0, borrowingLimitPercent: 0, limitResponse: { type: 'Reject' } } },
+  }, admin())
+  t.equal(pl.status, 201)
+  const fs = await s.request('POST', FS, {
+    apiVersion: `${G}/v1`, kind: 'FlowSchema', metadata: { name: 'slowpoke' },
+    spec: {
+      matchingPrecedence: 500, priorityLevelConfiguration: { name: 'one-seat' },
+      rules: [{ subjects: [{ kind: 'User', user: { name: 'slowpoke' } }], resourceRules: [{ verbs: ['*'], apiGroups: ['*'], resources: ['*'], namespaces: ['*'], clusterScope: true }] }],
+    },
+  }, admin())
+  t.equal(fs.status, 201)
+  await waitFor('slowpoke to be classified by its FlowSchema', async () => {
+    const r = await s.request('GET', '/api/v1/namespaces/default/configmaps', undefined, as('slowpoke-token'))
+    return r.headers['x-orch-pf-flowschema-uid'] === fs.json.metadata.uid ? true : undefined
+  })
+  const cm = (owner: string, i: number) => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: `${owner}-${i}-${Math.random().toString(36).slice(2, 8)}` }, data: { v: 'x'.repeat(2000) } })
+  let throttled: Reply | undefined
+  let mastersRejected = 0
+  let mastersDone = 0
+  for (let round = 0; round < 5 && throttled === undefined; round++) {
+    const slow = Array.from({ length: 40 }, (_, i) => s.request('POST', '/api/v1/namespaces/default/configmaps', cm('slow', i), as('slowpoke-token')))
+    const masters = Array.from({ length: 40 }, (_, i) => s.request('POST', '/api/v1/namespaces/default/configmaps', cm('admin', i), admin()))
+    const [sr, mr] = await Promise.all([Promise.all(slow), Promise.all(masters)])
+    throttled = sr.find((r) => r.status === 429)
+    for (const r of sr) t.ok(r.status === 201 || r.status === 429, `slowpoke: ${r.status}`)
+    for (const r of mr) { mastersDone++; if (r.status !== 201) mastersRejected++ }
+  }
+  t.ok(throttled, 'slowpoke got a 429')
+  if (throttled) {
+    t.equal(throttled.text, `${TOO_MANY}\n`, 'plain text, as Go http.Error writes it')
+    t.equal(throttled.headers['x-content-type-options'], 'nosniff')
+    t.match(String(throttled.headers['content-type']), /^text\/plain/)
+    t.match(String(throttled.headers['retry-after']), /^\d+$/)
+    t.equal(throttled.headers['x-orch-pf-flowschema-uid'], fs.json.metadata.uid, 'a rejection is classified too')
+    t.equal(throttled.headers['x-orch-pf-prioritylevel-uid'], pl.json.metadata.uid)
+  }
+  t.equal(mastersRejected, 0, `system:masters: all ${mastersDone} created`)
+})
+
+t.test('a one-seat Queue level queues concurrent requests instead of rejecting them, and rejects past its queue length', async (t) => {
+  const mk = async (name: string, queueLengthLimit: number, user: string, precedence: number) => {
+    const pl = await s.request('POST', PL, {
+      apiVersion: `${G}/v1`, kind: 'PriorityLevelConfiguration', metadata: { name },
+      spec: { type: 'Limited', limited: { nominalConcurrencyShares: 1, lendablePercent: 0, borrowingLimitPercent: 0, limitResponse: { type: 'Queue', queuing: { queues: 4, handSize: 2, queueLengthLimit } } } },
+    }, admin())
+    t.equal(pl.status, 201)
+    const fs = await s.request('POST', FS, {
+      apiVersion: `${G}/v1`, kind: 'FlowSchema', metadata: { name },
+      spec: {
+        matchingPrecedence: precedence, priorityLevelConfiguration: { name }, distinguisherMethod: { type: 'ByNamespace' },
+        rules: [{ subjects: [{ kind: 'User', user: { name: user } }], resourceRules: [{ verbs: ['*'], apiGroups: ['*'], resources: ['*'], namespaces: ['*'], clusterScope: true }] }],
+      },
+    }, admin())
+    t.equal(fs.status, 201)
+    await waitFor(`${user} to be classified by ${name}`, async () => {
+      const r = await s.request('GET', '/api/v1/namespaces/default/configmaps?limit=1', undefined, as(`${user}-token`))
+      return r.headers['x-orch-pf-prioritylevel-uid'] === pl.json.metadata.uid ? true : undefined
+    })
+  }
+  await mk('one-queue', 200, 'alice', 400)
+  const body = (i: number) => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: `q-${i}-${Math.random().toString(36).slice(2, 8)}` }, data: { v: 'x'.repeat(2000) } })
+  const rs = await Promise.all(Array.from({ length: 60 }, (_, i) => s.request('POST', '/api/v1/namespaces/default/configmaps', body(i), as('alice-token'))))
+  t.same([...new Set(rs.map((r) => r.status))], [201], 'every queued request was served')
+
+  // queueLengthLimit 1 with the one seat busy: most of a burst has no room to wait.
+  await mk('short-queue', 1, 'slowpoke', 300)
+  let throttled: Reply | undefined
+  for (let round = 0; round < 5 && throttled === undefined; round++) {
+    const burst = await Promise.all(Array.from({ length: 40 }, (_, i) => s.request('POST', '/api/v1/namespaces/default/configmaps', body(i), as('slowpoke-token'))))
+    for (const r of burst) t.ok(r.status === 201 || r.status === 429, `short queue: ${r.status}`)
+    throttled = burst.find((r) => r.status === 429)
+  }
+  t.ok(throttled, 'a request found its queues full')
+  if (throttled) t.match(String(throttled.headers['retry-after']), /^\d+$/)
+})
+
+t.test('--enable-priority-and-fairness=false falls back to max-in-flight', async (t) => {
+  const off = await startServer({ args: ['--enable-priority-and-fairness=false', '--token-auth-file', tokenFile, '--authorization-mode', 'AlwaysAllow', '--max-mutating-requests-inflight', '1'] })
+  t.teardown(() => off.stop())
+  const r = await off.requestAs(null, 'GET', '/api/v1/namespaces/default/configmaps')
+  t.equal(r.status, 200)
+  t.equal(r.headers['x-orch-pf-flowschema-uid'], undefined, 'no classification headers')
+  const list = await off.request('GET', FS, undefined, { authorization: `Bearer ${off.adminToken}` })
+  t.same(list.json.items, [], 'no configuration objects are made')
+  let throttled: Reply | undefined
+  for (let round = 0; round < 5 && throttled === undefined; round++) {
+    const rs = await Promise.all(Array.from({ length: 30 }, (_, i) => off.request('POST', '/api/v1/namespaces/default/configmaps', { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: `m-${round}-${i}` } }, as('slowpoke-token'))))
+    throttled = rs.find((x) => x.status === 429)
+  }
+  t.ok(throttled, 'a mutating request over the limit got 429')
+  if (throttled) {
+    t.equal(throttled.headers['retry-after'], '1')
+    t.equal(throttled.text, `${TOO_MANY}\n`)
+  }
+})
