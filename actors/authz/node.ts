@@ -6,51 +6,19 @@ import {
 } from '../../src/machinery/node-refs.js'
 import type { Attributes } from './messages.js'
 import { rulesAllow, type PolicyRule, type RbacDecision } from './rbac.js'
+import { nodeRules } from '../../src/machinery/node-refs.js'
+export { nodeRules }
 
 export { nodeIdentity }
 
 /** Attributes plus the request's field selector (list/watch of pods by `spec.nodeName`, resourceslices by `nodeName`). */
 export interface NodeAttributes extends Attributes { fieldSelector?: string }
 
-const AUTHN = 'authentication.orch.io'
-const AUTHZ = 'authorization.orch.io'
-const CERTS = 'certificates.orch.io'
 const COORD = 'coordination.orch.io'
 const STORAGE = 'storage.orch.io'
 const RESOURCE = 'resource.orch.io'
-const NODE = 'node.orch.io'
 
-const rule = (verbs: string, group: string, resources: string): PolicyRule =>
-  ({ verbs: verbs.split(' '), apiGroups: [group], resources: resources.split(' ') })
 
-/** The static rules every node gets for resources the graph does not subdivide (same as ClusterRole `system:node`). */
-export function nodeRules(): PolicyRule[] {
-  const R = 'get list watch'
-  return [
-    rule('create', AUTHN, 'tokenreviews'),
-    rule('create', AUTHZ, 'localsubjectaccessreviews subjectaccessreviews'),
-    rule(R, '', 'services'),
-    rule('create get list watch', '', 'nodes'),
-    rule('patch update', '', 'nodes/status'),
-    rule('patch update', '', 'nodes'),
-    rule('create patch update', '', 'events'),
-    rule(R, '', 'pods'),
-    rule('create delete', '', 'pods'),
-    rule('patch update', '', 'pods/status'),
-    rule('create', '', 'pods/eviction'),
-    rule(R, '', 'configmaps secrets'),
-    rule('get', '', 'persistentvolumeclaims persistentvolumes'),
-    rule('get', '', 'endpoints'),
-    rule('create get list watch', CERTS, 'certificatesigningrequests'),
-    rule('create delete get patch update', COORD, 'leases'),
-    rule('get', STORAGE, 'volumeattachments'),
-    rule('create', '', 'serviceaccounts/token'),
-    rule('get patch update', '', 'persistentvolumeclaims/status'),
-    rule(R, STORAGE, 'csidrivers'),
-    rule('create delete get patch update', STORAGE, 'csinodes'),
-    rule(R, NODE, 'runtimeclasses'),
-  ]
-}
 
 export type VertexType = 'pod' | 'secret' | 'configmap' | 'pvc' | 'pv' | 'serviceAccount' | 'resourceclaim' | 'volumeattachment' | 'resourceslice'
 

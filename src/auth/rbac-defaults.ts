@@ -1,5 +1,7 @@
 // The default RBAC policy (ClusterRoles, ClusterRoleBindings, and Roles/RoleBindings in orch-system and orch-public) and start-up reconciliation.
 import type { BindingObject, PolicyRule, RbacObject, RoleObject, Subject, LabelSelectorObject } from '../../actors/authz/rbac.js'
+import { nodeRules } from '../machinery/node-refs.js'
+export { nodeRules }
 
 export const RBAC_GROUP = 'rbac.authorization.orch.io'
 export const RBAC_API_VERSION = `${RBAC_GROUP}/v1`
@@ -21,7 +23,6 @@ const DISCOVERY = 'discovery.orch.io'
 const EVENTS = 'events.orch.io'
 const NETWORKING = 'networking.orch.io'
 const STORAGE = 'storage.orch.io'
-const NODE = 'node.orch.io'
 const RESOURCE = 'resource.orch.io'
 const ADMISSIONREG = 'admissionregistration.orch.io'
 const METRICS = 'metrics.orch.io'
@@ -87,33 +88,6 @@ function roleBinding(namespace: string, name: string, roleName: string, subjects
   return { apiVersion: RBAC_API_VERSION, kind: 'RoleBinding', metadata: meta(name, namespace), roleRef: { apiGroup: RBAC_GROUP, kind: 'Role', name: roleName }, subjects }
 }
 
-/** The rules of `system:node` (also the Node authorizer's static rules). */
-export function nodeRules(): PolicyRule[] {
-  return [
-    rule('create', AUTHN, 'tokenreviews'),
-    rule('create', AUTHZ, 'localsubjectaccessreviews subjectaccessreviews'),
-    rule(READ, '', 'services'),
-    rule('create get list watch', '', 'nodes'),
-    rule('patch update', '', 'nodes/status'),
-    rule('patch update', '', 'nodes'),
-    rule('create patch update', '', 'events'),
-    rule(READ, '', 'pods'),
-    rule('create delete', '', 'pods'),
-    rule('patch update', '', 'pods/status'),
-    rule('create', '', 'pods/eviction'),
-    rule(READ, '', 'configmaps secrets'),
-    rule('get', '', 'persistentvolumeclaims persistentvolumes'),
-    rule('get', '', 'endpoints'),
-    rule('create get list watch', CERTS, 'certificatesigningrequests'),
-    rule('create delete get patch update', COORD, 'leases'),
-    rule('get', STORAGE, 'volumeattachments'),
-    rule('create', '', 'serviceaccounts/token'),
-    rule('get patch update', '', 'persistentvolumeclaims/status'),
-    rule(READ, STORAGE, 'csidrivers'),
-    rule('create delete get patch update', STORAGE, 'csinodes'),
-    rule(READ, NODE, 'runtimeclasses'),
-  ]
-}
 
 function clusterRoles(): RoleObject[] {
   return [

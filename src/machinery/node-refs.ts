@@ -115,3 +115,42 @@ export function pvSecretRefs(pv: Obj): Array<{ namespace: string; name: string }
   }
   return out
 }
+
+/** A policy rule as the default roles and the Node authorizer write it. */
+export interface NodeRule { verbs: string[]; apiGroups: string[]; resources: string[] }
+
+const nodeRule = (verbs: string, group: string, resources: string): NodeRule =>
+  ({ verbs: verbs.split(' '), apiGroups: [group], resources: resources.split(' ') })
+
+/**
+ * The rules of ClusterRole `system:node`, which are also the Node authorizer's static rules for resources the
+ * graph does not subdivide: one list for both.
+ */
+export function nodeRules(): NodeRule[] {
+  const R = 'get list watch'
+  const STORAGE = 'storage.orch.io'
+  return [
+    nodeRule('create', 'authentication.orch.io', 'tokenreviews'),
+    nodeRule('create', 'authorization.orch.io', 'localsubjectaccessreviews subjectaccessreviews'),
+    nodeRule(R, '', 'services'),
+    nodeRule('create get list watch', '', 'nodes'),
+    nodeRule('patch update', '', 'nodes/status'),
+    nodeRule('patch update', '', 'nodes'),
+    nodeRule('create patch update', '', 'events'),
+    nodeRule(R, '', 'pods'),
+    nodeRule('create delete', '', 'pods'),
+    nodeRule('patch update', '', 'pods/status'),
+    nodeRule('create', '', 'pods/eviction'),
+    nodeRule(R, '', 'configmaps secrets'),
+    nodeRule('get', '', 'persistentvolumeclaims persistentvolumes'),
+    nodeRule('get', '', 'endpoints'),
+    nodeRule('create get list watch', 'certificates.orch.io', 'certificatesigningrequests'),
+    nodeRule('create delete get patch update', 'coordination.orch.io', 'leases'),
+    nodeRule('get', STORAGE, 'volumeattachments'),
+    nodeRule('create', '', 'serviceaccounts/token'),
+    nodeRule('get patch update', '', 'persistentvolumeclaims/status'),
+    nodeRule(R, STORAGE, 'csidrivers'),
+    nodeRule('create delete get patch update', STORAGE, 'csinodes'),
+    nodeRule(R, 'node.orch.io', 'runtimeclasses'),
+  ]
+}
