@@ -4,25 +4,21 @@ import { recordObject, typePrefix } from '../machinery/storage-format.js'
 import type { Obj } from '../registry/define.js'
 import type { InternalClient } from '../server/internal-client.js'
 import { aggregatedRules, semanticEqual, type RoleObject } from '../../actors/authz/rbac.js'
-import { WorkQueue } from './queue.js'
+import { QueueController } from './queue.js'
 
 const GROUP = 'rbac.authorization.orch.io'
 
-export class ClusterRoleAggregation {
-  #client: InternalClient
-  #log: Logger
-  #queue: WorkQueue
-  #unlisten: (() => void) | null = null
+export class ClusterRoleAggregation extends QueueController {
 
   constructor(client: InternalClient, log: Logger) {
-    this.#client = client
-    this.#log = log
-    this.#queue = new WorkQueue((name) => this.#sync(name), (err, name) => log.error({ err, clusterrole: name }, 'aggregation failed'), 500)
+    super(client, log, 'clusterrole', 500)
   }
+
+  protected work(key: string): Promise<boolean> { return this.#sync(key) }
 
   /** Subscribes, then brings every aggregated ClusterRole up to date once before it resolves. */
   async start(): Promise<void> {
-    const def = this.#client.pipeline.registry.byGroupResource(GROUP, 'clusterroles')!
+    const def = this.client.pipeline.registry.byGroupResource(GROUP, 'clusterroles')!
     // To a fixed point first (an aggregated role may feed another: admin takes edit, which takes view).
     for (let round = 0; round < 20; round++) {
       let changed = false
@@ -30,15 +26,14 @@ export class ClusterRoleAggregation {
       if (!changed) break
     }
     // Then any change of any ClusterRole may change what an aggregated one should hold: all of them are looked at again.
-    const requeue = () => { for (const cr of this.#all()) if (cr.aggregationRule) this.#queue.add(cr.metadata.name) }
-    this.#unlisten = await this.#client.listen(def, requeue)
+    const requeue = () => { for (const cr of this.#all()) if (cr.aggregationRule) this.queue.add(cr.metadata.name) }
+    this.unlisten.push(await this.client.listen(def, requeue))
     requeue()
   }
 
-  stop(): void { this.#queue.stop(); this.#unlisten?.() }
 
   #all(): RoleObject[] {
-    const { store } = this.#client.pipeline
+    const { store } = this.client.pipeline
     const shard = store.shardFor(GROUP, 'clusterroles')
     store.snapshot(shard)
     const out: RoleObject[] = []
@@ -57,12 +52,12 @@ export class ClusterRoleAggregation {
     if (!cr || !cr.aggregationRule) return 'unchanged'
     const rules = aggregatedRules(cr, all)
     if (semanticEqual(rules, cr.rules)) return 'unchanged'
-    const def = this.#client.pipeline.registry.byGroupResource(GROUP, 'clusterroles')!
+    const def = this.client.pipeline.registry.byGroupResource(GROUP, 'clusterroles')!
     const body: Obj = { ...cr, rules }
-    const res = await this.#client.request('PUT', this.#client.path(def, '', name), body, { fieldManager: 'clusterrole-aggregation-controller' })
+    const res = await this.client.request('PUT', this.client.path(def, '', name), body, { fieldManager: 'clusterrole-aggregation-controller' })
     if (res.status === 409) return 'conflict'
-    if (res.status >= 300) { this.#log.warn({ clusterrole: name, status: res.status, message: res.body.message }, 'could not write aggregated rules'); return 'unchanged' }
-    this.#log.info({ clusterrole: name, rules: rules.length }, 'aggregated rules updated')
+    if (res.status >= 300) { this.log.warn({ clusterrole: name, status: res.status, message: res.body.message }, 'could not write aggregated rules'); return 'unchanged' }
+    this.log.info({ clusterrole: name, rules: rules.length }, 'aggregated rules updated')
     return 'updated'
   }
 }

@@ -3,35 +3,31 @@ import type { Logger } from 'pino'
 import { objectKey, recordAttrs, recordObject, splitKey } from '../machinery/storage-format.js'
 import type { Obj, ResolvedDefinition } from '../registry/define.js'
 import type { InternalClient } from '../server/internal-client.js'
-import { WorkQueue } from './queue.js'
+import { QueueController } from './queue.js'
 
 interface Node { def: ResolvedDefinition; key: string; owners: string[] }
 
 /** Records read per event-loop turn while the initial graph is built. */
 const SCAN_SLICE = 5000
 
-export class GarbageCollector {
-  #client: InternalClient
-  #log: Logger
+export class GarbageCollector extends QueueController {
   /** uid → object (only objects that have owners, or that are owners being deleted) */
   #nodes = new Map<string, Node>()
   /** owner uid → dependent uids */
   #dependents = new Map<string, Set<string>>()
   /** keys are `dep:<uid>` (check a dependent's owners) or `own:<group>/<resource>/<ns>/<name>` (an owner being deleted) */
-  #queue: WorkQueue
-  #unlisten: Array<() => void> = []
 
   constructor(client: InternalClient, log: Logger) {
-    this.#client = client
-    this.#log = log
-    this.#queue = new WorkQueue((k) => this.#work(k), (err, k) => log.error({ err, item: k }, 'garbage collection failed'), 500)
+    super(client, log, 'item', 500)
   }
 
+  protected work(key: string): Promise<boolean> { return this.#work(key) }
+
   async start(): Promise<void> {
-    const { registry, store } = this.#client.pipeline
+    const { registry, store } = this.client.pipeline
     for (const def of registry.all) {
       if (!def.verbs.includes('watch')) continue
-      this.#unlisten.push(await this.#client.listen(def, (events) => {
+      this.unlisten.push(await this.client.listen(def, (events) => {
         for (const [type, key, , rec] of events) this.#observe(def, key, rec, type === 'DELETED')
       }))
     }
@@ -55,7 +51,6 @@ export class GarbageCollector {
     }
   }
 
-  stop(): void { this.#queue.stop(); for (const u of this.#unlisten) u() }
 
   #observe(def: ResolvedDefinition, key: string, rec: Uint8Array, deleted: boolean): void {
     if (deleted) {
@@ -64,8 +59,8 @@ export class GarbageCollector {
       if (!uid) return
       const n = this.#nodes.get(uid)
       this.#forget(uid)
-      for (const dep of this.#dependents.get(uid) ?? []) this.#queue.add(`dep:${dep}`)
-      for (const o of n?.owners ?? []) { const on = this.#nodes.get(o); if (on) this.#queue.add(`own:${on.key}`) }
+      for (const dep of this.#dependents.get(uid) ?? []) this.queue.add(`dep:${dep}`)
+      for (const o of n?.owners ?? []) { const on = this.#nodes.get(o); if (on) this.queue.add(`own:${on.key}`) }
       return
     }
     const a = recordAttrs(rec)
@@ -81,8 +76,8 @@ export class GarbageCollector {
         s.add(a.u)
       }
     }
-    if (owners.length > 0) this.#queue.add(`dep:${a.u}`)
-    if (a.d && a.z && (a.z.includes('foregroundDeletion') || a.z.includes('orphan'))) this.#queue.add(`own:${key}`)
+    if (owners.length > 0) this.queue.add(`dep:${a.u}`)
+    if (a.d && a.z && (a.z.includes('foregroundDeletion') || a.z.includes('orphan'))) this.queue.add(`own:${key}`)
   }
 
   #forget(uid: string): void {
@@ -96,7 +91,7 @@ export class GarbageCollector {
   }
 
   #read(key: string): { def: ResolvedDefinition; o: Obj } | null {
-    const { registry, store } = this.#client.pipeline
+    const { registry, store } = this.client.pipeline
     const k = splitKey(key)
     const def = registry.byGroupResource(k.group, k.resource)
     if (!def) return null
@@ -106,7 +101,7 @@ export class GarbageCollector {
 
   /** Whether an owner reference still points at a live object of that uid. */
   #ownerExists(namespace: string, ref: Obj): boolean {
-    const { registry, store } = this.#client.pipeline
+    const { registry, store } = this.client.pipeline
     const [group, version] = String(ref.apiVersion).includes('/') ? String(ref.apiVersion).split('/') : ['', String(ref.apiVersion)]
     const def = registry.byKind(group, version, String(ref.kind))
     if (!def) return true // unknown kinds are never collected
@@ -139,11 +134,11 @@ export class GarbageCollector {
     })
     if (live.length > 0 && !foreground) return true
     if (cur.o.metadata.deletionTimestamp) return true
-    const r = await this.#client.request('DELETE', this.#client.path(cur.def, ns, cur.o.metadata.name), {
+    const r = await this.client.request('DELETE', this.client.path(cur.def, ns, cur.o.metadata.name), {
       kind: 'DeleteOptions', apiVersion: 'v1', propagationPolicy: foreground ? 'Foreground' : 'Background', preconditions: { uid },
     })
     if (r.status === 409) return false
-    if (r.status < 300) this.#log.info({ dependent: n.key, foreground }, 'deleted dependent')
+    if (r.status < 300) this.log.info({ dependent: n.key, foreground }, 'deleted dependent')
     return r.status < 300 || r.status === 404
   }
 
@@ -161,14 +156,14 @@ export class GarbageCollector {
         if (!dc) continue
         dc.o.metadata.ownerReferences = (dc.o.metadata.ownerReferences ?? []).filter((r: Obj) => r.uid !== m.uid)
         if (dc.o.metadata.ownerReferences.length === 0) delete dc.o.metadata.ownerReferences
-        const r = await this.#client.request('PUT', this.#client.path(dc.def, dc.o.metadata.namespace ?? '', dc.o.metadata.name), dc.o)
+        const r = await this.client.request('PUT', this.client.path(dc.def, dc.o.metadata.namespace ?? '', dc.o.metadata.name), dc.o)
         if (r.status === 409) return false
       }
       return this.#dropFinalizer(cur, 'orphan')
     }
     if (fins.includes('foregroundDeletion')) {
       const live = deps.filter((d) => this.#nodes.has(d))
-      for (const d of live) this.#queue.add(`dep:${d}`)
+      for (const d of live) this.queue.add(`dep:${d}`)
       if (live.length > 0) return true
       return this.#dropFinalizer(cur, 'foregroundDeletion')
     }
@@ -178,7 +173,7 @@ export class GarbageCollector {
   async #dropFinalizer(cur: { def: ResolvedDefinition; o: Obj }, fin: string): Promise<boolean> {
     const m = cur.o.metadata
     m.finalizers = (m.finalizers ?? []).filter((f: string) => f !== fin)
-    const r = await this.#client.request('PUT', this.#client.path(cur.def, m.namespace ?? '', m.name), cur.o)
+    const r = await this.client.request('PUT', this.client.path(cur.def, m.namespace ?? '', m.name), cur.o)
     if (r.status === 409) return false
     return true
   }

@@ -2,40 +2,35 @@
 import type { Logger } from 'pino'
 import { objectKey, recordAttrs, typePrefix } from '../machinery/storage-format.js'
 import type { InternalClient } from '../server/internal-client.js'
-import { WorkQueue } from './queue.js'
+import { QueueController } from './queue.js'
 
-export class NamespaceController {
-  #client: InternalClient
-  #log: Logger
-  #queue: WorkQueue
-  #unlisten: (() => void) | null = null
+export class NamespaceController extends QueueController {
 
   constructor(client: InternalClient, log: Logger) {
-    this.#client = client
-    this.#log = log
-    this.#queue = new WorkQueue((ns) => this.#sync(ns), (err, ns) => log.error({ err, namespace: ns }, 'namespace sync failed'), 1000)
+    super(client, log, 'namespace', 1000)
   }
 
+  protected work(key: string): Promise<boolean> { return this.#sync(key) }
+
   async start(): Promise<void> {
-    const { registry, store } = this.#client.pipeline
+    const { registry, store } = this.client.pipeline
     const def = registry.byGroupResource('', 'namespaces')!
-    this.#unlisten = await this.#client.listen(def, (events) => {
+    this.unlisten.push(await this.client.listen(def, (events) => {
       for (const [type, key, , rec] of events) {
-        if (type !== 'DELETED' && recordAttrs(rec).d) this.#queue.add(key.slice(key.lastIndexOf('/') + 1))
+        if (type !== 'DELETED' && recordAttrs(rec).d) this.queue.add(key.slice(key.lastIndexOf('/') + 1))
       }
-    })
+    }))
     const shard = store.shardFor('', 'namespaces')
     store.snapshot(shard)
     for (const { key, value } of store.range(shard, typePrefix('', 'namespaces', ''))) {
-      if (recordAttrs(value).d) this.#queue.add(key.slice(key.lastIndexOf('/') + 1))
+      if (recordAttrs(value).d) this.queue.add(key.slice(key.lastIndexOf('/') + 1))
     }
   }
 
-  stop(): void { this.#queue.stop(); this.#unlisten?.() }
 
   /** Deletes the content; finalizes once nothing is left. Returns false to be retried. */
   async #sync(ns: string): Promise<boolean> {
-    const { registry, store } = this.#client.pipeline
+    const { registry, store } = this.client.pipeline
     const nsDef = registry.byGroupResource('', 'namespaces')!
     const nsShard = store.shardFor('', 'namespaces')
     const nsRec = store.getFresh(nsShard, objectKey('', 'namespaces', '', ns))
@@ -54,19 +49,19 @@ export class NamespaceController {
       if (present === 0) continue
       remaining += present
       if (live > 0) {
-        const r = await this.#client.request('DELETE', this.#client.path(def, ns), { kind: 'DeleteOptions', apiVersion: 'v1', propagationPolicy: 'Background' })
-        if (r.status >= 300 && r.status !== 404) this.#log.warn({ namespace: ns, resource: def.groupResource, status: r.status, message: r.body.message }, 'could not delete namespace content')
+        const r = await this.client.request('DELETE', this.client.path(def, ns), { kind: 'DeleteOptions', apiVersion: 'v1', propagationPolicy: 'Background' })
+        if (r.status >= 300 && r.status !== 404) this.log.warn({ namespace: ns, resource: def.groupResource, status: r.status, message: r.body.message }, 'could not delete namespace content')
       }
     }
     if (remaining > 0) return false
-    const cur = await this.#client.request('GET', this.#client.path(nsDef, '', ns))
+    const cur = await this.client.request('GET', this.client.path(nsDef, '', ns))
     if (cur.status !== 200) return true
     const o = cur.body
     o.spec = { ...(o.spec ?? {}), finalizers: (o.spec?.finalizers ?? []).filter((f: string) => f !== 'kubernetes') }
-    const r = await this.#client.request('PUT', `${this.#client.path(nsDef, '', ns)}/finalize`, o)
+    const r = await this.client.request('PUT', `${this.client.path(nsDef, '', ns)}/finalize`, o)
     if (r.status === 409) return false
-    if (r.status >= 300 && r.status !== 404) { this.#log.warn({ namespace: ns, status: r.status, message: r.body.message }, 'finalize failed'); return false }
-    this.#log.info({ namespace: ns }, 'namespace finalized')
+    if (r.status >= 300 && r.status !== 404) { this.log.warn({ namespace: ns, status: r.status, message: r.body.message }, 'finalize failed'); return false }
+    this.log.info({ namespace: ns }, 'namespace finalized')
     return true
   }
 }

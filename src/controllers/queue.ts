@@ -1,4 +1,6 @@
-// A small work queue: keys deduplicated while waiting, one worker, retries after a delay.
+// A small work queue (keys deduplicated while waiting, one worker, retries after a delay) and the controller base on it.
+import type { Logger } from 'pino'
+import type { InternalClient } from '../server/internal-client.js'
 export class WorkQueue {
   #waiting = new Set<string>()
   #running = false
@@ -41,5 +43,28 @@ export class WorkQueue {
       if (!done) this.addAfter(key, this.retryMs)
     }
     this.#running = false
+  }
+}
+
+/** What every main-thread controller shares: its in-process client, a logger, one work queue and its subscriptions. */
+export abstract class QueueController {
+  protected readonly client: InternalClient
+  protected readonly log: Logger
+  protected readonly queue: WorkQueue
+  protected readonly unlisten: Array<() => void> = []
+
+  /** `what` names the item in error logs (`namespace`, `clusterrole`, ...). */
+  constructor(client: InternalClient, log: Logger, what: string, retryMs: number) {
+    this.client = client
+    this.log = log
+    this.queue = new WorkQueue((k) => this.work(k), (err, k) => log.error({ err, [what]: k }, `${what} sync failed`), retryMs)
+  }
+
+  /** One item: true when done, false to be retried. */
+  protected abstract work(key: string): Promise<boolean>
+
+  stop(): void {
+    this.queue.stop()
+    for (const u of this.unlisten) u()
   }
 }
