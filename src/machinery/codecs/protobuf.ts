@@ -680,14 +680,18 @@ function isZero(v: any): boolean {
   return v === '' || v === 0 || v === false
 }
 
+/** One field of a message by its tag: decoded when the table knows its number, skipped otherwise. */
+function decTagged(m: Msg, byNo: Msg['byNo'], tag: number, end: number, o: Obj): void {
+  const no = tag >>> 3
+  const f = no < byNo.length ? byNo[no] : undefined
+  if (f === undefined) skip(tag & 7, end)
+  else decField(m, f, tag & 7, end, o)
+}
+
 function decMessage(m: Msg, end: number, o: Obj): Obj {
   const byNo = m.byNo
   while (pos < end) {
-    const tag = rVarint()
-    const no = tag >>> 3
-    const f = no < byNo.length ? byNo[no] : undefined
-    if (f === undefined) skip(tag & 7, end)
-    else decField(m, f, tag & 7, end, o)
+    decTagged(m, byNo, rVarint(), end, o)
     if (pos > end) truncated()
   }
   if (pos !== end) truncated()
@@ -740,10 +744,7 @@ function decList(m: Msg, end: number, o: Obj, items: Field): Obj {
       arr.push(decMessage(items.msg!, e, { apiVersion, kind }))
       pos = e
     } else {
-      const no = tag >>> 3
-      const f = no < byNo.length ? byNo[no] : undefined
-      if (f === undefined) skip(tag & 7, end)
-      else decField(m, f, tag & 7, end, o)
+      decTagged(m, byNo, tag, end, o)
     }
     if (pos > end) truncated()
   }
