@@ -1,0 +1,292 @@
+// The write path of the storage stage: create, update (guaranteedUpdate with managedFields), delete and deletecollection.
+import { ApiError, alreadyExists, badRequest, conflict, forbidden, internal, invalid, methodNotAllowed, notFound, preconditionConflict, fieldNotSupported, fieldInvalid } from '../machinery/errors.js'
+import { objectKey, typePrefix, recordAttrs, recordObject, recordRv, RV_MARKER } from '../machinery/storage-format.js'
+import type { Obj, ResolvedDefinition } from '../registry/define.js'
+import type { RequestContext, Response } from './context.js'
+import { admitPlugins } from '../admission/chain.js'
+import { admitCreate, admitUpdate, attrsOf, decodeBody, decodeObject, requireResourceVersion, rfc3339, toStoredJson, canonical, type UpdateTarget } from './admission.js'
+import { updateManagedFields, managerOrUserAgent } from '../machinery/apply/apply.js'
+import { typeTree } from '../machinery/patch/schema-walk.js'
+import { loadDefinitions } from '../registry/schema.js'
+import { store, registry, gr, shardOfDef, keyFor, objectResponse, valueResponse, withRv, isDryRun, parseRv, parseStored } from './dispatch.js'
+import { parseSelectors, matches, listResponse } from './read.js'
+
+const GRACEFUL_RESOURCES = new Set(['/pods'])
+const MAX_CREATE_ATTEMPTS = 8
+const MAX_UPDATE_ATTEMPTS = 16
+
+// ---- create ----
+
+function namespaceState(ns: string): 'missing' | 'terminating' | 'active' {
+  const def = registry.byGroupResource('', 'namespaces')!
+  const shard = shardOfDef(def)
+  const key = objectKey('', 'namespaces', '', ns)
+  // The snapshot of this turn answers almost always; only a miss is confirmed against the newest commit.
+  const rec = store.get(shard, key) ?? store.getFresh(shard, key)
+  if (!rec) return 'missing'
+  return recordAttrs(rec).d ? 'terminating' : 'active'
+}
+
+export function checkNamespace(def: ResolvedDefinition, ns: string, name: string): void {
+  if (def.scope !== 'Namespaced') return
+  const st = namespaceState(ns)
+  if (st === 'missing') throw notFound({ group: '', resource: 'namespaces' }, ns)
+  if (st === 'terminating') throw forbidden(gr(def), name, `unable to create new content in namespace ${ns} because it is being terminated`)
+}
+
+/** `tracked`: the body's managedFields are already computed (server-side apply creating the object). */
+export async function create(ctx: RequestContext, def: ResolvedDefinition, opts: { tracked?: boolean } = {}): Promise<Response> {
+  if (ctx.info.name !== '') throw methodNotAllowed()
+  const o = decodeObject(ctx, def)
+  const dry = isDryRun(ctx)
+  const now = Date.now()
+  const generated = !o.metadata.name && !!o.metadata.generateName
+  for (let attempt = 0; ; attempt++) {
+    const obj = attempt === 0 ? o : structuredClone(o)
+    if (generated) delete obj.metadata.name
+    admitCreate(ctx, def, obj, now)
+    await admitPlugins(ctx, def, 'CREATE', obj)
+    const name = obj.metadata.name as string
+    checkNamespace(def, ctx.info.namespace, name)
+    const json = toStoredJson(opts.tracked ? obj : trackFields(ctx, def, undefined, obj, 'main', now))
+    if (dry) return objectResponse(ctx, 201, withRv(json, 0).replace('"resourceVersion":"0",', ''))
+    const shard = shardOfDef(def)
+    const r = await store.put(shard, keyFor(def, ctx.info.namespace, name), 0, JSON.stringify(attrsOf(def, obj)), json)
+    if (r.ok) return objectResponse(ctx, 201, withRv(json, r.rv))
+    if (r.reason === 'exists') {
+      if (generated && attempt < MAX_CREATE_ATTEMPTS) continue
+      throw alreadyExists(gr(def), name, generated)
+    }
+    throw internal(r.message ?? r.reason)
+  }
+}
+
+// ---- update ----
+
+
+/** Whether an object whose finalizers are gone and whose deletion started must now be removed. */
+function readyToRemove(o: Obj, now: number): boolean {
+  const m = o.metadata
+  if (!m.deletionTimestamp) return false
+  if (Array.isArray(m.finalizers) && m.finalizers.length > 0) return false
+  if (Array.isArray(o.spec?.finalizers) && o.spec.finalizers.length > 0 && o.kind === 'Namespace') return false
+  if (m.deletionGracePeriodSeconds > 0 && Date.parse(m.deletionTimestamp) > now) return false
+  return true
+}
+
+/** The manager of a non-apply write: `fieldManager`, else derived from the User-Agent (checked as upstream). */
+export function managerOf(ctx: RequestContext): string {
+  const fm = ctx.query.get('fieldManager')
+  if (fm !== null && fm !== '') {
+    if (fm.length > 128 || /[^\x20-\x7e]/.test(fm)) {
+      throw invalid('PatchOptions.meta.orch.io', 'meta.orch.io', 'PatchOptions', '', [fieldInvalid('fieldManager', fm, 'must consist of printable characters and be at most 128 characters long')])
+    }
+    return fm
+  }
+  return managerOrUserAgent(undefined, ctx.headers['user-agent'])
+}
+
+/** Fields reset by an endpoint: the main resource never owns status, the status endpoint never owns spec. */
+export function resetFields(def: ResolvedDefinition, target: UpdateTarget): string[][] {
+  if (!def.subresources?.includes('status')) return []
+  return target === 'status' ? [['spec']] : [['status']]
+}
+
+/** managedFields of a non-apply write (create, update, patch): changed fields move to the writer. */
+function trackFields(ctx: RequestContext, def: ResolvedDefinition, old: Obj | undefined, o: Obj, target: UpdateTarget, now: number): Obj {
+  return updateManagedFields(old, o, managerOf(ctx), 'Update', def.apiVersion, rfc3339(now), typeTree(loadDefinitions(), def.schemaRef),
+    { subresource: target === 'main' ? undefined : target, ignoredFields: resetFields(def, target) })
+}
+
+/**
+ * What a write makes of the stored object. It gets a copy of the stored object and its resourceVersion; returns the
+ * new object, and whether its managedFields are already set (apply) or must be tracked as an Update.
+ */
+export type Mutation = (old: Obj, curRv: number) => { object: Obj; tracked: boolean }
+
+/**
+ * The read-modify-write of update and patch (upstream GuaranteedUpdate): read the newest object, build the new one,
+ * admit it, write it conditionally on the version read; retried on races unless the client pinned a version.
+ */
+export async function guaranteedUpdate(ctx: RequestContext, def: ResolvedDefinition, target: UpdateTarget, name: string, clientRv: number, mutate: Mutation): Promise<Response> {
+  const dry = isDryRun(ctx)
+  const shard = shardOfDef(def)
+  const key = keyFor(def, ctx.info.namespace, name)
+  for (let attempt = 0; attempt < MAX_UPDATE_ATTEMPTS; attempt++) {
+    const rec = store.getFresh(shard, key)
+    if (!rec) throw notFound(gr(def), name)
+    const curRv = recordRv(rec)
+    if (clientRv !== 0 && clientRv !== curRv) throw conflict(gr(def), name)
+    const old = parseStored(rec)
+    const m = mutate(structuredClone(old), curRv)
+    let o = m.object
+    const now = Date.now()
+    admitUpdate(ctx, def, o, old, target)
+    await admitPlugins(ctx, def, 'UPDATE', o, old)
+    if (!m.tracked) o = trackFields(ctx, def, old, o, target, now)
+    const json = toStoredJson(o)
+    const oldJson = (() => { old.metadata.resourceVersion = RV_MARKER; return JSON.stringify(canonical(old)) })()
+    if (json === oldJson) return objectResponse(ctx, 200, recordObject(rec))
+    if (dry) return objectResponse(ctx, 200, withRv(json, curRv))
+    const attrs = JSON.stringify(attrsOf(def, o))
+    const r = readyToRemove(o, now)
+      ? await store.remove(shard, key, curRv, attrs, json)
+      : await store.put(shard, key, curRv, attrs, json)
+    if (r.ok) return objectResponse(ctx, 200, withRv(json, r.rv))
+    if (r.reason === 'notfound') throw notFound(gr(def), name)
+    if (r.reason === 'conflict') {
+      if (clientRv !== 0) throw conflict(gr(def), name)
+      continue
+    }
+    throw internal(r.message ?? r.reason)
+  }
+  throw conflict(gr(def), name)
+}
+
+export async function update(ctx: RequestContext, def: ResolvedDefinition, target: UpdateTarget): Promise<Response> {
+  const o0 = decodeObject(ctx, def)
+  const name = ctx.info.name
+  if (o0.metadata.name === undefined || o0.metadata.name === '') o0.metadata.name = name
+  if (o0.metadata.name !== name) throw badRequest(`the name of the object (${o0.metadata.name}) does not match the name on the URL (${name})`)
+  requireResourceVersion(def, o0)
+  const clientRv = o0.metadata.resourceVersion ? parseRv(String(o0.metadata.resourceVersion), 'metadata.resourceVersion') : 0
+  return guaranteedUpdate(ctx, def, target, name, clientRv, (_old, _rv) => ({ object: structuredClone(o0), tracked: false }))
+}
+
+// ---- delete ----
+
+const POLICIES = ['Foreground', 'Background', 'Orphan']
+
+export interface DeleteOptions { gracePeriodSeconds?: number; propagationPolicy?: string; orphanDependents?: boolean; preconditions?: { uid?: string; resourceVersion?: string }; dryRun?: string[] }
+
+function readDeleteOptions(ctx: RequestContext, def: ResolvedDefinition): DeleteOptions {
+  let opts: Obj = {}
+  if (ctx.body.length > 0) {
+    const v = decodeBody(ctx)
+    if (v !== null && typeof v === 'object' && !Array.isArray(v)) opts = v as Obj
+    else if (v !== null && v !== undefined) throw badRequest('the body of a delete must be a DeleteOptions object')
+  }
+  const q = ctx.query
+  if (q.get('gracePeriodSeconds') !== null) opts.gracePeriodSeconds = Number(q.get('gracePeriodSeconds'))
+  if (q.get('propagationPolicy') !== null) opts.propagationPolicy = q.get('propagationPolicy')
+  if (q.get('orphanDependents') !== null) opts.orphanDependents = q.get('orphanDependents') === 'true'
+  const errs = []
+  if (opts.gracePeriodSeconds !== undefined && (!Number.isInteger(opts.gracePeriodSeconds))) errs.push(fieldInvalid('gracePeriodSeconds', opts.gracePeriodSeconds, 'must be an integer'))
+  if (opts.propagationPolicy !== undefined && !POLICIES.includes(opts.propagationPolicy)) errs.push(fieldNotSupported('propagationPolicy', opts.propagationPolicy, POLICIES))
+  if (opts.orphanDependents !== undefined && opts.propagationPolicy !== undefined) errs.push(fieldInvalid('propagationPolicy', opts.propagationPolicy, 'orphanDependents and deletionPropagation cannot be both set'))
+  if (errs.length > 0) throw invalid('DeleteOptions', '', 'DeleteOptions', '', errs)
+  return opts as DeleteOptions
+}
+
+function successStatus(def: ResolvedDefinition, name: string, uid: string): Obj {
+  const details: Obj = { name }
+  if (def.group !== '') details.group = def.group
+  details.kind = def.resource
+  details.uid = uid
+  return { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Success', details }
+}
+
+interface DeleteOutcome { status: number; json: string; removed: boolean }
+
+/** One object's delete: preconditions, finalizers and grace, then remove or mark; retried on races. */
+export async function deleteOne(ctx: RequestContext, def: ResolvedDefinition, namespace: string, name: string, opts: DeleteOptions, dry: boolean): Promise<DeleteOutcome> {
+  const shard = shardOfDef(def)
+  const key = keyFor(def, namespace, name)
+  for (let attempt = 0; attempt < MAX_UPDATE_ATTEMPTS; attempt++) {
+    const rec = store.getFresh(shard, key)
+    if (!rec) throw notFound(gr(def), name)
+    const curRv = recordRv(rec)
+    const o = parseStored(rec)
+    const m = o.metadata
+    const pre = opts.preconditions
+    if (pre?.uid && pre.uid !== m.uid) {
+      throw preconditionConflict(def.group, def.kind, name, `the UID in the precondition (${pre.uid}) does not match the UID in record (${m.uid}). The object might have been deleted and then recreated`)
+    }
+    if (pre?.resourceVersion && pre.resourceVersion !== String(curRv)) {
+      throw preconditionConflict(def.group, def.kind, name, `the ResourceVersion in the precondition (${pre.resourceVersion}) does not match the ResourceVersion in record (${curRv}). The object might have been modified`)
+    }
+    await admitPlugins(ctx, def, 'DELETE', undefined, o)
+    const now = Date.now()
+    const finalizers: string[] = Array.isArray(m.finalizers) ? [...m.finalizers] : []
+    const policy = opts.propagationPolicy ?? (opts.orphanDependents === true ? 'Orphan' : opts.orphanDependents === false ? 'Background' : undefined)
+    const add = policy === 'Orphan' ? 'orphan' : policy === 'Foreground' ? 'foregroundDeletion' : undefined
+    if (add) {
+      const other = add === 'orphan' ? 'foregroundDeletion' : 'orphan'
+      const i = finalizers.indexOf(other)
+      if (i >= 0 && !m.deletionTimestamp) finalizers.splice(i, 1)
+      if (!finalizers.includes(add) && !m.deletionTimestamp) finalizers.push(add)
+    } else if (policy === 'Background' && !m.deletionTimestamp) {
+      for (const f of ['orphan', 'foregroundDeletion']) { const i = finalizers.indexOf(f); if (i >= 0) finalizers.splice(i, 1) }
+    }
+    let grace = 0
+    if (GRACEFUL_RESOURCES.has(`${def.group}/${def.resource}`) && o.spec?.nodeName && !(o.status?.phase === 'Succeeded' || o.status?.phase === 'Failed')) {
+      grace = opts.gracePeriodSeconds ?? o.spec?.terminationGracePeriodSeconds ?? 30
+      if (grace < 0) grace = 1
+    }
+    const isNamespace = def.group === '' && def.resource === 'namespaces'
+    const specFinalizers = isNamespace && Array.isArray(o.spec?.finalizers) && o.spec.finalizers.length > 0
+    const twoPhase = finalizers.length > 0 || grace > 0 || specFinalizers
+    if (m.deletionTimestamp && twoPhase) {
+      // Already being deleted: a repeated delete changes nothing but may shorten the grace period.
+      if (!(grace > 0 && m.deletionGracePeriodSeconds > grace)) return { status: 200, json: recordObject(rec).toString('utf8'), removed: false }
+    }
+    if (twoPhase) {
+      if (!m.deletionTimestamp || grace < (m.deletionGracePeriodSeconds ?? Infinity)) {
+        m.deletionTimestamp = rfc3339(now + grace * 1000)
+        m.deletionGracePeriodSeconds = grace
+      }
+      if (finalizers.length > 0) m.finalizers = finalizers
+      if (isNamespace) o.status = { ...(o.status ?? {}), phase: 'Terminating' }
+    }
+    // Two-phase: the object is marked and stays; otherwise it is removed now.
+    const removed = !twoPhase
+    const json = toStoredJson(o)
+    if (dry) return { status: 200, json: withRv(json, curRv), removed }
+    const attrs = JSON.stringify(attrsOf(def, o))
+    const r = removed ? await store.remove(shard, key, curRv, attrs, json) : await store.put(shard, key, curRv, attrs, json)
+    if (r.ok) return { status: 200, json: withRv(json, r.rv), removed }
+    if (r.reason === 'conflict') continue
+    if (r.reason === 'notfound') throw notFound(gr(def), name)
+    throw internal(r.message ?? r.reason)
+  }
+  throw conflict(gr(def), name)
+}
+
+export async function remove(ctx: RequestContext, def: ResolvedDefinition): Promise<Response> {
+  const opts = readDeleteOptions(ctx, def)
+  const dry = isDryRun(ctx, opts as Obj)
+  const out = await deleteOne(ctx, def, ctx.info.namespace, ctx.info.name, opts, dry)
+  if (out.removed && !def.strategy.returnDeletedObject) {
+    const uid = (JSON.parse(out.json) as Obj).metadata.uid
+    return valueResponse(ctx, 200, successStatus(def, ctx.info.name, uid))
+  }
+  return objectResponse(ctx, out.status, out.json)
+}
+
+export async function deleteCollection(ctx: RequestContext, def: ResolvedDefinition): Promise<Response> {
+  const opts = readDeleteOptions(ctx, def)
+  const dry = isDryRun(ctx, opts as Obj)
+  const sel = parseSelectors(ctx, def)
+  const shard = shardOfDef(def)
+  const ns = def.scope === 'Namespaced' && ctx.info.namespace !== '' ? ctx.info.namespace : undefined
+  const prefix = typePrefix(def.group, def.resource, def.scope === 'Namespaced' ? ns : '')
+  const listRv = store.snapshot(shard)
+  const targets: Array<{ namespace: string; name: string }> = []
+  for (const { key, value } of store.range(shard, prefix)) {
+    if (!matches(sel, key, value)) continue
+    const p = key.split('/')
+    targets.push({ namespace: p[2], name: p[3] })
+  }
+  const deleted: string[] = []
+  for (const t of targets) {
+    try {
+      const out = await deleteOne(ctx, def, t.namespace, t.name, opts, dry)
+      deleted.push(out.json)
+    } catch (err) {
+      if (err instanceof ApiError && err.code === 404) continue
+      throw err
+    }
+  }
+  return listResponse(ctx, def, { resourceVersion: String(listRv) }, deleted)
+}
+
