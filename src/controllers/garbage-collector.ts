@@ -47,6 +47,7 @@ export class GarbageCollector extends QueueController {
         }
         if (n < SCAN_SLICE) break
         await new Promise((r) => setImmediate(r))
+        if (this.stopped) return
       }
     }
   }

@@ -7,7 +7,11 @@ import { ClusterRoleAggregation } from './clusterrole-aggregation.js'
 import { ServiceAccountTokens } from './service-account-tokens.js'
 import type { SigningKey } from '../auth/service-account.js'
 
-export interface Controllers { stop(): void }
+export interface Controllers {
+  /** Starts the controllers whose initial scan is proportional to the stored objects (after the server is ready). */
+  startBackground(): void
+  stop(): void
+}
 
 export interface ControllerDeps {
   /** The service-account signing key (legacy token secrets). */
@@ -16,15 +20,23 @@ export interface ControllerDeps {
   caPem: string
 }
 
-/** Starts every controller; resolves once the aggregated ClusterRoles are up to date (so RBAC is complete when the server is ready). */
+/**
+ * Starts the controllers readiness depends on; resolves once the aggregated ClusterRoles are up to date (so RBAC is
+ * complete when the server is ready). The garbage collector's initial graph is built from every stored object, so it
+ * starts in startBackground(), once the server is ready: start-up time does not grow with the stored objects
+ * (upstream runs it in the controller manager, outside the API server's readiness too).
+ */
 export async function startControllers(client: InternalClient, log: Logger, deps: ControllerDeps): Promise<Controllers> {
   const ns = new NamespaceController(client, log.child({ controller: 'namespace' }))
   const gc = new GarbageCollector(client, log.child({ controller: 'garbage-collector' }))
   const agg = new ClusterRoleAggregation(client, log.child({ controller: 'clusterrole-aggregation' }))
   const tokens = new ServiceAccountTokens(client, log.child({ controller: 'serviceaccount-token' }), deps.signingKey, deps.caPem)
   void ns.start()
-  void gc.start()
   void tokens.start()
   await agg.start()
-  return { stop() { ns.stop(); gc.stop(); agg.stop(); tokens.stop() } }
+  let gcStarted = false
+  return {
+    startBackground() { if (!gcStarted) { gcStarted = true; void gc.start() } },
+    stop() { ns.stop(); gc.stop(); agg.stop(); tokens.stop() },
+  }
 }

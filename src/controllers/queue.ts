@@ -52,6 +52,8 @@ export abstract class QueueController {
   protected readonly log: Logger
   protected readonly queue: WorkQueue
   protected readonly unlisten: Array<() => void> = []
+  /** Set by stop(): long initial scans check it between slices. */
+  protected stopped = false
 
   /** `what` names the item in error logs (`namespace`, `clusterrole`, ...). */
   constructor(client: InternalClient, log: Logger, what: string, retryMs: number) {
@@ -64,6 +66,7 @@ export abstract class QueueController {
   protected abstract work(key: string): Promise<boolean>
 
   stop(): void {
+    this.stopped = true
     this.queue.stop()
     for (const u of this.unlisten) u()
   }

@@ -188,6 +188,7 @@ export async function start(options: Options, log: Logger): Promise<Server> {
   if (opts.authorizationMode.includes('RBAC')) await reconcileRbacDefaults(client, log.child({ hook: 'rbac/bootstrap-roles' }))
   const controllers: Controllers = await startControllers(client, log, { signingKey: saKeys.signing, caPem })
   Atomics.store(new Int32Array(state), STATE_RBAC_BOOTSTRAPPED, 1)
+  controllers.startBackground()
 
   let closing: Promise<void> | null = null
   const server: Server = {
