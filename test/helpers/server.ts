@@ -71,6 +71,19 @@ export interface StartOptions {
 }
 
 export async function startServer(opts: StartOptions = {}): Promise<TestServer> {
+  // A probed free port can be taken by another process's outgoing connection before the server binds it (the
+  // ephemeral range is shared); such a start fails naming the port, and is retried on fresh ports.
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await startOnce(opts)
+    } catch (err) {
+      const taken = err instanceof Error && err.message.includes('address already in use')
+      if (!taken || opts.port !== undefined || attempt >= 4) throw err
+    }
+  }
+}
+
+async function startOnce(opts: StartOptions): Promise<TestServer> {
   const dataDir = opts.dataDir ?? mkdtempSync(join(tmpdir(), 'orch-test-'))
   const port = opts.port ?? await freePort()
   const securePort = opts.secure ? await freePort() : 0
@@ -96,8 +109,14 @@ export async function startServer(opts: StartOptions = {}): Promise<TestServer> 
   })
   // Generous: the shared test machine is often loaded (a start takes ~3 s idle).
   const timer = setTimeout(() => proc.kill('SIGKILL'), 60000)
-  await ready
-  clearTimeout(timer)
+  try {
+    await ready
+  } catch (err) {
+    if (!opts.dataDir) rmSync(dataDir, { recursive: true, force: true })
+    throw err
+  } finally {
+    clearTimeout(timer)
+  }
   const adminToken = readFileSync(join(dataDir, 'admin-token'), 'utf8').trim()
   const exited = new Promise<void>((resolve) => proc.once('exit', () => resolve()))
   const url = `http://127.0.0.1:${port}`
