@@ -22,7 +22,7 @@ export async function get(ctx: RequestContext, def: ResolvedDefinition): Promise
 
 // ---- list ----
 
-interface Selectors { labels: LabelSelector | null; fields: FieldRequirement[] | null }
+export interface Selectors { labels: LabelSelector | null; fields: FieldRequirement[] | null }
 
 export function parseSelectors(ctx: RequestContext, def: ResolvedDefinition): Selectors {
   let labels: LabelSelector | null = null
@@ -55,7 +55,11 @@ function fieldValue(key: string, attrs: Attrs, field: string): string {
 
 export function matches(sel: Selectors, key: string, rec: Uint8Array): boolean {
   if (!sel.labels && !sel.fields) return true
-  const a = recordAttrs(rec)
+  return matchesAttrs(sel, key, recordAttrs(rec))
+}
+
+/** matches() on attributes decoded once (watch fan-out checks one event against many watchers). */
+export function matchesAttrs(sel: Selectors, key: string, a: Attrs): boolean {
   if (sel.labels && !matchLabels(sel.labels, a.l)) return false
   if (sel.fields && !matchFields(sel.fields, (f) => fieldValue(key, a, f))) return false
   return true

@@ -9,7 +9,7 @@ import type { Registry } from '../registry/index.js'
 import type { Options } from '../options.js'
 import type { Store } from '../pipeline/store.js'
 import type { RequestContext, Response } from '../pipeline/context.js'
-import { parseSelectors, matches } from '../pipeline/read.js'
+import { parseSelectors, matches, matchesAttrs, type Selectors } from '../pipeline/read.js'
 import { negotiate, isProtobuf, contentTypeOf, aliased, PROTOBUF, type MediaType, type Alias } from '../pipeline/encode.js'
 import { encodeObject, encodeWatchEvent } from '../machinery/codecs/protobuf.js'
 import { buildTable, tableVersionOf } from '../pipeline/table.js'
@@ -25,8 +25,6 @@ let opts: Options
 let log: Logger
 
 export const watchMetrics = { started: 0, active: 0, slowTerminated: 0 }
-
-type Selectors = ReturnType<typeof parseSelectors>
 
 interface Watcher {
   res: HttpResponse
@@ -56,7 +54,49 @@ interface Watcher {
   drainWatch: boolean
   timers: NodeJS.Timeout[]
   hub: Hub
+  /** where the hub files this watcher (see Hub) */
+  slot: Slot
+  /** frames written during one delivery, sent in one corked write after it */
+  out: Array<Buffer | string>
 }
+
+/**
+ * Where a hub finds the watchers an event may concern, so that a write costs the watchers it can matter to rather
+ * than all of them (10k kubelets each watching their node's pods): one object's key, one namespace's prefix, the
+ * value of an equality field selector (matched against the new and the previous object, for transitions), or all.
+ */
+type Slot = { kind: 'all' } | { kind: 'key'; key: string } | { kind: 'prefix'; prefix: string } | { kind: 'field'; field: string; value: string }
+
+function slotOf(def: ResolvedDefinition, hubPrefix: string, prefix: string, name: string, sel: Selectors): Slot {
+  if (name !== '' && prefix !== hubPrefix) return { kind: 'key', key: prefix + name }
+  const f = sel.fields?.find((r) => r.op === 'eq' && def.fieldSelectors !== undefined && r.field in def.fieldSelectors)
+  if (f) return { kind: 'field', field: f.field, value: f.value }
+  if (prefix !== hubPrefix) return { kind: 'prefix', prefix }
+  return { kind: 'all' }
+}
+
+function addTo<K>(m: Map<K, Set<Watcher>>, k: K, w: Watcher): void {
+  let set = m.get(k)
+  if (!set) { set = new Set(); m.set(k, set) }
+  set.add(w)
+}
+
+function removeFrom<K>(m: Map<K, Set<Watcher>>, k: K, w: Watcher): void {
+  const set = m.get(k)
+  if (set && set.delete(w) && set.size === 0) m.delete(k)
+}
+
+/** Attributes of a record decoded once per event, whatever the number of watchers that check them. */
+const attrsCache = new WeakMap<Uint8Array, Attrs>()
+function attrsOf(rec: Uint8Array): Attrs {
+  let a = attrsCache.get(rec)
+  if (!a) { a = recordAttrs(rec); attrsCache.set(rec, a) }
+  return a
+}
+
+/** Watchers with frames queued during the current delivery. */
+let delivering = false
+const dirty: Watcher[] = []
 
 class Hub {
   readonly prefix: string
@@ -84,21 +124,80 @@ class Hub {
     return r.ok ? r.rv : 0
   }
 
+  /** Every watcher of the type, whatever its slot. */
+  add(w: Watcher): void {
+    this.watchers.add(w)
+    const sl = w.slot
+    if (sl.kind === 'all') this.#all.add(w)
+    else if (sl.kind === 'key') addTo(this.#byKey, sl.key, w)
+    else if (sl.kind === 'prefix') addTo(this.#byPrefix, sl.prefix, w)
+    else {
+      let m = this.#byField.get(sl.field)
+      if (!m) { m = new Map(); this.#byField.set(sl.field, m) }
+      addTo(m, sl.value, w)
+    }
+  }
+
+  remove(w: Watcher): void {
+    if (!this.watchers.delete(w)) return
+    const sl = w.slot
+    if (sl.kind === 'all') this.#all.delete(w)
+    else if (sl.kind === 'key') removeFrom(this.#byKey, sl.key, w)
+    else if (sl.kind === 'prefix') removeFrom(this.#byPrefix, sl.prefix, w)
+    else {
+      const m = this.#byField.get(sl.field)
+      if (m) { removeFrom(m, sl.value, w); if (m.size === 0) this.#byField.delete(sl.field) }
+    }
+  }
+
+  readonly #all = new Set<Watcher>()
+  readonly #byKey = new Map<string, Set<Watcher>>()
+  readonly #byPrefix = new Map<string, Set<Watcher>>()
+  readonly #byField = new Map<string, Map<string, Set<Watcher>>>()
+
   deliver(events: WatchEvent[]): void {
     for (const l of this.listeners) {
       try { l(events) } catch (err) { log.error({ err, prefix: this.prefix }, 'watch listener failed') }
     }
-    for (const w of this.watchers) {
-      if (w.closed) continue
-      if (w.pending) {
-        for (const ev of events) { w.pending.push(ev); w.pendingBytes += ev[3].length }
-        // A watch still waiting to start holds what arrives meanwhile, up to the cap of a slow watcher.
-        if (w.pendingBytes > MAX_BUFFERED) { watchMetrics.slowTerminated++; end(w) }
-        continue
+    if (this.watchers.size === 0) return
+    delivering = true
+    try {
+      for (const ev of events) {
+        for (const w of this.#all) offer(w, ev)
+        if (this.#byKey.size > 0) this.#offerAll(this.#byKey.get(ev[1]), ev)
+        if (this.#byPrefix.size > 0) this.#offerAll(this.#byPrefix.get(ev[1].slice(0, ev[1].lastIndexOf('/') + 1)), ev)
+        for (const [field, byValue] of this.#byField) {
+          const v = attrsOf(ev[3]).f?.[field] ?? ''
+          this.#offerAll(byValue.get(v), ev)
+          const prev = ev[4]
+          if (prev) {
+            const pv = attrsOf(prev).f?.[field] ?? ''
+            if (pv !== v) this.#offerAll(byValue.get(pv), ev)
+          }
+        }
       }
-      for (const ev of events) sendEvent(w, ev)
+    } finally {
+      delivering = false
+      flushDirty()
     }
   }
+
+  #offerAll(set: Set<Watcher> | undefined, ev: WatchEvent): void {
+    if (set) for (const w of set) offer(w, ev)
+  }
+}
+
+/** One event to one watcher: held while its watch is starting, else filtered and sent. */
+function offer(w: Watcher, ev: WatchEvent): void {
+  if (w.closed) return
+  if (w.pending) {
+    w.pending.push(ev)
+    w.pendingBytes += ev[3].length
+    // A watch still waiting to start holds what arrives meanwhile, up to the cap of a slow watcher.
+    if (w.pendingBytes > MAX_BUFFERED) { watchMetrics.slowTerminated++; end(w) }
+    return
+  }
+  sendEvent(w, ev)
 }
 
 const hubs = new Map<string, Hub>()
@@ -166,11 +265,36 @@ function encodeEvent(mt: MediaType, type: string, rec: Uint8Array): Buffer {
 
 function write(w: Watcher, buf: Buffer | string): void {
   if (w.closed) return
+  // During a delivery the frames of one watcher are gathered and go out in one corked write (one send).
+  if (delivering) {
+    if (w.out.length === 0) dirty.push(w)
+    w.out.push(buf)
+    return
+  }
+  writeNow(w, buf)
+}
+
+function flushDirty(): void {
+  for (let i = 0; i < dirty.length; i++) {
+    const w = dirty[i]
+    const out = w.out
+    w.out = []
+    if (w.closed) continue
+    writeNow(w, out.length === 1 ? out[0] : out)
+  }
+  dirty.length = 0
+}
+
+function writeNow(w: Watcher, data: Buffer | string | Array<Buffer | string>): void {
   let ok = true
-  w.res.cork(() => { ok = w.res.write(buf) })
+  w.res.cork(() => {
+    if (Array.isArray(data)) { for (const b of data) if (!w.res.write(b)) ok = false }
+    else ok = w.res.write(data)
+  })
   if (ok && w.buffered === 0) return
   // write() never drops data: what the socket did not take is buffered by uWS until it drains.
-  w.buffered += typeof buf === 'string' ? Buffer.byteLength(buf) : buf.length
+  const size = (b: Buffer | string) => typeof b === 'string' ? Buffer.byteLength(b) : b.length
+  w.buffered += Array.isArray(data) ? data.reduce((n, b) => n + size(b), 0) : size(data)
   if (!w.drainWatch) {
     w.drainWatch = true
     w.res.onWritable(() => { w.buffered = 0; w.drainWatch = false; return true })
@@ -213,8 +337,9 @@ function sendEvent(w: Watcher, ev: WatchEvent): void {
   const [type, key, rv, rec, prev] = ev
   if (rv <= w.sentRv) return
   if (!keyMatchesWatcher(w, key)) return
-  const now = matches(w.sel, key, rec)
-  const before = prev !== null && matches(w.sel, key, prev)
+  const filtered = w.sel.labels !== null || w.sel.fields !== null
+  const now = !filtered || matchesAttrs(w.sel, key, attrsOf(rec))
+  const before = prev !== null && (!filtered || matchesAttrs(w.sel, key, attrsOf(prev)))
   let t: string | null = null
   if (type === 'DELETED') t = before ? 'DELETED' : null
   else if (type === 'ADDED') t = now ? 'ADDED' : null
@@ -240,7 +365,7 @@ function end(w: Watcher): void {
   if (w.closed) return
   w.closed = true
   for (const t of w.timers) clearTimeout(t)
-  w.hub.watchers.delete(w)
+  w.hub.remove(w)
   watchMetrics.active--
   try { w.res.cork(() => w.res.end()) } catch { /* aborted */ }
 }
@@ -297,10 +422,10 @@ async function startWatch(ctx: RequestContext, def: ResolvedDefinition): Promise
   return {
     status: 200, body: '', contentType: 'application/json', headers: [],
     stream: (res: HttpResponse) => {
-      const w: Watcher = { res, def, prefix, name, sel, query: q, sentRv: 0, pending: [], pendingBytes: 0, bookmarks: parseBool(q.get('allowWatchBookmarks')), table: tableVersionOf(ctx.headers['accept']), alias: ctx.aliasGroup ? [def.group, ctx.aliasGroup] : null, mt, tableColumnsSent: false, closed: false, buffered: 0, drainWatch: false, timers: [], hub }
+      const w: Watcher = { res, def, prefix, name, sel, query: q, sentRv: 0, pending: [], pendingBytes: 0, bookmarks: parseBool(q.get('allowWatchBookmarks')), table: tableVersionOf(ctx.headers['accept']), alias: ctx.aliasGroup ? [def.group, ctx.aliasGroup] : null, mt, tableColumnsSent: false, closed: false, buffered: 0, drainWatch: false, timers: [], hub, slot: slotOf(def, typeKey, prefix, name, sel), out: [] }
       watchMetrics.started++
       watchMetrics.active++
-      res.onAborted(() => { if (!w.closed) { w.closed = true; for (const t of w.timers) clearTimeout(t); hub.watchers.delete(w); watchMetrics.active-- } })
+      res.onAborted(() => { if (!w.closed) { w.closed = true; for (const t of w.timers) clearTimeout(t); hub.remove(w); watchMetrics.active-- } })
       res.cork(() => {
         res.writeStatus(statusLine(200))
         res.writeHeader('Content-Type', isProtobuf(mt) ? `${contentTypeOf(mt)};stream=watch` : 'application/json')
@@ -310,7 +435,7 @@ async function startWatch(ctx: RequestContext, def: ResolvedDefinition): Promise
         if (!isProtobuf(mt)) res.write(' ')
       })
       if (expiredErr) { write(w, errorFrame(w, expiredErr)); end(w); return }
-      hub.watchers.add(w)
+      hub.add(w)
       const begin = (): void => {
         if (initial) {
           const snapRv = store.snapshot(shard)

@@ -544,6 +544,51 @@ t.test('streaming list (sendInitialEvents)', async (t) => {
   })
 })
 
+t.test('fan-out: node, namespace, single-object and cluster-wide watchers each get exactly their events, in order', async (t) => {
+  // The hub files watchers by an equality field selector, a namespace or an object key; this checks nothing is lost
+  // or duplicated across those slots, including the transition of a field-indexed watcher (status.phase).
+  await ns('wt-fan-a')
+  await ns('wt-fan-b')
+  const cur = await currentRv()
+  const NODES = 12
+  const byNode = await Promise.all(Array.from({ length: NODES }, (_, i) => watch(`/api/v1/pods?watch=1&resourceVersion=${cur}&fieldSelector=${encodeURIComponent(`spec.nodeName=fan-n${i}`)}`)))
+  const unscheduled = await watch(`/api/v1/pods?watch=1&resourceVersion=${cur}&fieldSelector=${encodeURIComponent('spec.nodeName=')}`)
+  const nsA = await watch(`/api/v1/namespaces/wt-fan-a/pods?watch=1&resourceVersion=${cur}`)
+  const one = await watch(`/api/v1/namespaces/wt-fan-b/pods/fp-3?watch=1&resourceVersion=${cur}`)
+  const all = await watch(`/api/v1/pods?watch=1&resourceVersion=${cur}`)
+  const running = await watch(`/api/v1/namespaces/wt-fan-b/pods?watch=1&resourceVersion=${cur}&fieldSelector=${encodeURIComponent('status.phase=Running,spec.nodeName=fan-n1')}`)
+  const pod = (name: string, node?: string) => ({ apiVersion: 'v1', kind: 'Pod', metadata: { name }, spec: { ...(node ? { nodeName: node } : {}), containers: [{ name: 'c', image: 'registry.example/app:1' }] } })
+  const made: Array<{ ns: string; name: string; node: string }> = []
+  for (let i = 0; i < 24; i++) {
+    const nsName = i % 2 === 0 ? 'wt-fan-a' : 'wt-fan-b'
+    const node = i % 5 === 4 ? '' : `fan-n${i % NODES}`
+    const r = await s.request('POST', `/api/v1/namespaces/${nsName}/pods`, pod(`fp-${i}`, node || undefined))
+    t.equal(r.status, 201, `pod fp-${i}`)
+    made.push({ ns: nsName, name: `fp-${i}`, node })
+  }
+  // fp-1 is in wt-fan-b on fan-n1: Running, then Succeeded (ADDED then DELETED for the phase watcher).
+  await mutate('/api/v1/namespaces/wt-fan-b/pods/fp-1/status', (o) => { o.status.phase = 'Running' })
+  await mutate('/api/v1/namespaces/wt-fan-b/pods/fp-1/status', (o) => { o.status.phase = 'Succeeded' })
+  for (const m of made) await del(`/api/v1/namespaces/${m.ns}/pods/${m.name}`)
+  const expectFor = (keep: (m: { ns: string; name: string; node: string }) => boolean, extra: string[] = []) =>
+    made.filter(keep).flatMap((m) => [`ADDED:${m.name}`]).concat(extra, made.filter(keep).map((m) => `DELETED:${m.name}`))
+  const wanted: Array<[string, typeof all, string[]]> = []
+  for (let i = 0; i < NODES; i++) wanted.push([`node fan-n${i}`, byNode[i], expectFor((m) => m.node === `fan-n${i}`, i === 1 ? ['MODIFIED:fp-1', 'MODIFIED:fp-1'] : [])])
+  wanted.push(['unscheduled', unscheduled, expectFor((m) => m.node === '')])
+  wanted.push(['namespace wt-fan-a', nsA, expectFor((m) => m.ns === 'wt-fan-a')])
+  wanted.push(['object fp-3', one, expectFor((m) => m.name === 'fp-3')])
+  wanted.push(['all', all, expectFor(() => true, ['MODIFIED:fp-1', 'MODIFIED:fp-1'])])
+  wanted.push(['Running on fan-n1 in wt-fan-b', running, ['ADDED:fp-1', 'DELETED:fp-1']])
+  for (const [what, w, exp] of wanted) {
+    await w.count(exp.length, 10_000)
+  }
+  await sleep(300)
+  for (const [what, w, exp] of wanted) {
+    t.same(w.summary(), exp, `${what}: exactly its events, in order`)
+    w.close()
+  }
+})
+
 t.test('selectors inside a watch: starting to match is ADDED, stopping is DELETED', async (t) => {
   await ns('wt-sel')
   const base = cmBase('wt-sel')
