@@ -2,7 +2,7 @@
 import { open, type RootDatabase, type Database } from 'lmdb'
 import type { MessagePort } from 'node:worker_threads'
 import { pino, type Logger } from 'pino'
-import { encodeRecord, RV_MARKER } from '../../src/machinery/storage-format.js'
+import { encodeRecord, indexKey, recordAttrs, RV_MARKER, type Attrs } from '../../src/machinery/storage-format.js'
 import { PortPeer } from '../../src/machinery/port-rpc.js'
 import {
   COUNTER_SLOT, watermarkSlot,
@@ -17,6 +17,8 @@ export interface ShardInit {
    * must reflect.
    */
   authz?: { versions: SharedArrayBuffer; rbacSlot: number; graphSlot: number; rbacPrefixes: string[]; graphPrefixes: string[] }
+  /** Type prefix → the field selectors to keep a secondary index of (see ResourceDefinition.indexedFields). */
+  indexes?: Record<string, string[]>
 }
 export interface ShardAttach { op: 'attach'; port: MessagePort; name: string }
 export interface ShardPing { op: 'ping' }
@@ -26,6 +28,10 @@ let shard = -1
 let root: RootDatabase
 let objects: Database<Buffer, string>
 let meta: Database<number, string>
+let index: Database<Buffer, string>
+/** type prefix → indexed fields */
+const indexed = new Map<string, string[]>()
+const EMPTY = Buffer.alloc(0)
 let counters: BigInt64Array
 let log: Logger
 let historyMs = 300_000
@@ -183,6 +189,8 @@ function apply(w: PendingWrite): void {
   const at = req.json.indexOf(RV_MARKER)
   const json = at < 0 ? req.json : req.json.slice(0, at) + String(rv) + req.json.slice(at + RV_MARKER.length)
   const rec = encodeRecord(rv, req.attrs, json)
+  const fields = indexed.get(typePrefixOf(req.key))
+  if (fields) reindex(req.key, fields, cur ? recordAttrs(cur) : null, req.op === 'objectPut' ? JSON.parse(req.attrs) as Attrs : null)
   if (req.op === 'objectPut') {
     if (!cur) countKey(req.key, 1)
     objects.put(req.key, rec)
@@ -194,6 +202,43 @@ function apply(w: PendingWrite): void {
     w.event = ['DELETED', req.key, rv, rec, previous(req.key, cur!, curRv)]
     latest.delete(req.key)
   }
+}
+
+/** Moves a key's index entries from its old field values to its new ones (null: absent), inside the transaction. */
+function reindex(key: string, fields: string[], old: Attrs | null, cur: Attrs | null): void {
+  const tp = typePrefixOf(key)
+  for (const f of fields) {
+    const was = old ? old.f?.[f] ?? '' : null
+    const now = cur ? cur.f?.[f] ?? '' : null
+    if (was === now) continue
+    if (was !== null) index.remove(indexKey(tp, f, was, key))
+    if (now !== null) index.put(indexKey(tp, f, now, key), EMPTY)
+  }
+}
+
+/** Builds the index from the stored objects when the indexed fields differ from those it was built for. */
+function buildIndexes(spec: Record<string, string[]>): void {
+  const want = JSON.stringify(Object.entries(spec).sort())
+  for (const [prefix, fields] of Object.entries(spec)) indexed.set(prefix, fields)
+  const meta2 = meta as unknown as Database<string, string>
+  if (meta2.get('index-spec') === want) return
+  const t0 = performance.now()
+  let n = 0
+  root.transactionSync(() => {
+    for (const { key } of index.getRange({})) index.remove(key as string)
+    for (const [prefix, fields] of indexed) {
+      for (const { key, value } of objects.getRange({ start: prefix, end: prefixEndOf(prefix) })) {
+        reindex(key as string, fields, null, recordAttrs(value as Buffer))
+        n++
+      }
+    }
+    meta2.put('index-spec', want)
+  })
+  log.info({ objects: n, ms: Math.round(performance.now() - t0) }, 'secondary indexes built')
+}
+
+function prefixEndOf(prefix: string): string {
+  return prefix.slice(0, -1) + String.fromCharCode(prefix.charCodeAt(prefix.length - 1) + 1)
 }
 
 function commitBatch(): void {
@@ -277,6 +322,8 @@ function init(task: ShardInit): { rv: number } {
   root = open({ path: `${task.dataDir}/shard-${shard}`, mapSize: 64 * 1024 ** 3, maxDbs: 4 })
   objects = root.openDB<Buffer, string>('objects', { encoding: 'binary' })
   meta = root.openDB<number, string>('meta', { encoding: 'msgpack' })
+  index = root.openDB<Buffer, string>('index', { encoding: 'binary' })
+  buildIndexes(task.indexes ?? {})
   const persisted = meta.get('rv') ?? 0
   // Resume the global counter above everything this shard ever committed.
   for (;;) {

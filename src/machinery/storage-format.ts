@@ -10,6 +10,20 @@ export function typePrefix(group: string, resource: string, namespace?: string):
   return namespace === undefined ? `${group}/${resource}/` : `${group}/${resource}/${namespace}/`
 }
 
+/**
+ * A secondary-index entry of a field selector value: the type prefix, `field=value`, a NUL, then the object key, so
+ * the entries of one value are a key range in object-key order. Kept by the shard in the transaction of the write.
+ */
+export function indexKey(typePrefix: string, field: string, value: string, objectKey: string): string {
+  return `${typePrefix}${field}=${value}\u0000${objectKey}`
+}
+
+/** The range of the index entries of one field value: [start, end). */
+export function indexRange(typePrefix: string, field: string, value: string): [string, string] {
+  const head = `${typePrefix}${field}=${value}`
+  return [`${head}\u0000`, `${head}\u0001`]
+}
+
 /** The first key after every key that starts with `prefix` (which ends in '/'). */
 export function prefixEnd(prefix: string): string {
   return prefix.slice(0, -1) + '0'

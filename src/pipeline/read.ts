@@ -65,6 +65,16 @@ export function matchesAttrs(sel: Selectors, key: string, a: Attrs): boolean {
   return true
 }
 
+/**
+ * The equality on an indexed field a read can start from (the shard's secondary index), if the selector has one.
+ * Reads of an older version (a rollback overlay) scan the collection instead: the index holds current values.
+ */
+export function indexedRequirement(def: ResolvedDefinition, sel: Selectors): { field: string; value: string } | undefined {
+  if (!def.indexedFields || !sel.fields) return undefined
+  const f = sel.fields.find((r) => r.op === 'eq' && def.indexedFields!.includes(r.field))
+  return f ? { field: f.field, value: f.value } : undefined
+}
+
 interface ContinueToken { rv: number; start: string; /** when the first page was served (ms) */ t: number; /** items returned by the pages so far */ n: number }
 
 /** Continue tokens live this long; then 410 with a token that continues from the newest state. */
@@ -216,7 +226,9 @@ export async function list(ctx: RequestContext, def: ResolvedDefinition): Promis
   let count = 0
   let lastKey: string | undefined
   let more = false
-  for (const { key, value } of rangeAt(shard, prefix, after, overlay)) {
+  const ix = overlay === null || overlay.size === 0 ? indexedRequirement(def, sel) : undefined
+  const source = ix ? store.rangeIndexed(shard, typePrefix(def.group, def.resource), ix.field, ix.value, prefix, after) : rangeAt(shard, prefix, after, overlay)
+  for (const { key, value } of source) {
     if (!matches(sel, key, value)) continue
     if (limit > 0 && count >= limit) { more = true; break }
     parts.push(recordObject(value))

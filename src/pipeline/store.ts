@@ -4,9 +4,9 @@ import type { MessagePort } from 'node:worker_threads'
 import { ShardClient } from '../../actors/shard/client.js'
 import { COUNTER_SLOT, watermarkSlot, type ShardReply } from '../../actors/shard/messages.js'
 import { shardOf } from '../machinery/sharding.js'
-import { prefixEnd } from '../machinery/storage-format.js'
+import { indexRange, prefixEnd } from '../machinery/storage-format.js'
 
-interface ShardEnv { root: RootDatabase; objects: Database<Buffer, string>; meta: Database<number, string> }
+interface ShardEnv { root: RootDatabase; objects: Database<Buffer, string>; meta: Database<number, string>; index: Database<Buffer, string> }
 
 export class Store {
   readonly shards: number
@@ -24,6 +24,7 @@ export class Store {
         root,
         objects: root.openDB<Buffer, string>('objects', { encoding: 'binary' }),
         meta: root.openDB<number, string>('meta', { encoding: 'msgpack' }),
+        index: root.openDB<Buffer, string>('index', { encoding: 'binary' }),
       })
     }
   }
@@ -59,6 +60,22 @@ export class Store {
     const start = after !== undefined ? after + '\u0000' : prefix
     for (const { key, value } of this.#envs[shard].objects.getRange({ start, end: prefixEnd(prefix) })) {
       yield { key: key as string, value: value as Buffer }
+    }
+  }
+
+  /**
+   * Records of a type whose indexed `field` equals `value`, in key order, under `keyPrefix` (a namespace or the
+   * type), after `after` when given: the shard's secondary index, read in the same snapshot as the objects.
+   */
+  *rangeIndexed(shard: number, typePrefix: string, field: string, value: string, keyPrefix: string, after?: string): Generator<{ key: string; value: Buffer }> {
+    const env = this.#envs[shard]
+    const [start, end] = indexRange(typePrefix, field, value)
+    const from = after !== undefined && after >= keyPrefix ? `${start}${after}\u0000` : `${start}${keyPrefix}`
+    for (const k of env.index.getKeys({ start: from, end })) {
+      const key = (k as string).slice(start.length)
+      if (!key.startsWith(keyPrefix)) break
+      const value = env.objects.getBinary(key)
+      if (value) yield { key, value }
     }
   }
 

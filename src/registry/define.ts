@@ -66,6 +66,11 @@ export interface ResourceDefinition {
   /** Field selector name → value extractor. metadata.name and metadata.namespace are always there. */
   fieldSelectors?: Record<string, (o: Obj) => string>
   /**
+   * Field selectors the shard keeps a secondary index of (lists and initial watch events with an equality on one of
+   * them read the index, not the whole collection), as upstream's watch cache indexes pods by spec.nodeName.
+   */
+  indexedFields?: string[]
+  /**
    * A virtual resource: nothing is stored; its requests are answered by src/pipeline/reviews.ts (access reviews,
    * SelfSubjectReview, TokenReview). Usually `verbs: ['create']`.
    */

@@ -21,6 +21,8 @@ import { startControllers, type Controllers } from '../controllers/index.js'
 import { ApfController } from '../controllers/apf.js'
 import { FlowClient } from '../../actors/flow-control/client.js'
 import { reconcileRbacDefaults } from '../bootstrap/rbac.js'
+import { Registry } from '../registry/index.js'
+import { shardOf } from '../machinery/sharding.js'
 
 
 export interface Server {
@@ -137,9 +139,15 @@ export async function start(options: Options, log: Logger): Promise<Server> {
   const rbacPrefixes = RBAC_TYPES.map(([g, r]) => typePrefixOf(g, r))
   const graphPrefixes = GRAPH_TYPES.map(([g, r]) => typePrefixOf(g, r))
   const shardPools = Array.from({ length: opts.shards }, () => actorPool('shard', log))
+  // The secondary indexes each shard keeps, for the types placed on it.
+  const registry = new Registry()
+  const indexesOf = (i: number): Record<string, string[]> => Object.fromEntries(registry.all
+    .filter((d) => d.indexedFields && shardOf(d.group, d.resource, opts.shards) === i)
+    .map((d) => [typePrefixOf(d.group, d.resource), d.indexedFields!]))
   await Promise.all(shardPools.map((p, i) => p.run({
     op: 'init', shard: i, dataDir, counters, heartbeats, heartbeatSlot: slots.shard(i), watchHistoryMs: opts.watchHistory, watchHistoryCount: 100_000, logLevel: opts.logLevel,
     authz: { versions: authzVersions, rbacSlot: rbacVersionSlot(i), graphSlot: graphVersionSlot(opts.shards, i), rbacPrefixes, graphPrefixes },
+    indexes: indexesOf(i),
   })))
   // The authz actor indexes RBAC objects (and the node graph) from the shards' environments and their watch events.
   const authzPool = actorPool('authz', log)

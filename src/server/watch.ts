@@ -9,7 +9,7 @@ import type { Registry } from '../registry/index.js'
 import type { Options } from '../options.js'
 import type { Store } from '../pipeline/store.js'
 import type { RequestContext, Response } from '../pipeline/context.js'
-import { parseSelectors, matches, matchesAttrs, type Selectors } from '../pipeline/read.js'
+import { parseSelectors, matches, matchesAttrs, indexedRequirement, type Selectors } from '../pipeline/read.js'
 import { negotiate, isProtobuf, contentTypeOf, aliased, PROTOBUF, type MediaType, type Alias } from '../pipeline/encode.js'
 import { encodeObject, encodeWatchEvent } from '../machinery/codecs/protobuf.js'
 import { buildTable, tableVersionOf } from '../pipeline/table.js'
@@ -439,7 +439,9 @@ async function startWatch(ctx: RequestContext, def: ResolvedDefinition): Promise
       const begin = (): void => {
         if (initial) {
           const snapRv = store.snapshot(shard)
-          for (const { key, value } of store.range(shard, prefix)) {
+          const ix = indexedRequirement(def, sel)
+          const source = ix ? store.rangeIndexed(shard, typeKey, ix.field, ix.value, prefix) : store.range(shard, prefix)
+          for (const { key, value } of source) {
             if (!keyMatchesWatcher(w, key) || !matches(sel, key, value)) continue
             emit(w, 'ADDED', value)
           }

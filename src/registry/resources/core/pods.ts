@@ -351,6 +351,8 @@ export default defineResource({
       },
     },
   ],
+  // A kubelet lists and watches its node's pods: 5,000 nodes must not each scan 150,000 pods.
+  indexedFields: ['spec.nodeName'],
   fieldSelectors: {
     'spec.nodeName': (o) => o.spec?.nodeName ?? '',
     // Old clients send spec.host; upstream converts it to spec.nodeName.
