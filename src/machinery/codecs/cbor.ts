@@ -24,9 +24,12 @@ const encoder = new Encoder({
 /** JSON text may hold integers of 10 or more digits (>= 2^32): cbor-x writes those as floats unless they are BigInts. */
 const LONG_INTEGER = /[:,[]\s*-?\d{10,}(?![.\deE])/
 
-/** Integers beyond 32 bits become BigInts so they are written as CBOR integers (cbor-x writes larger numbers as float64). */
+/**
+ * Integers beyond 32 bits (and within int64, as upstream's integers are) become BigInts so they are written as CBOR
+ * integers: cbor-x writes larger numbers as float64. Larger integral values (1e300) stay floats.
+ */
 function widenIntegers(v: unknown): unknown {
-  if (typeof v === 'number') return Number.isInteger(v) && (v >= 2 ** 32 || v < -(2 ** 32)) ? BigInt(v) : v
+  if (typeof v === 'number') return Number.isInteger(v) && (v >= 2 ** 32 || v < -(2 ** 32)) && v < 2 ** 63 && v >= -(2 ** 63) ? BigInt(v) : v
   if (Array.isArray(v)) { for (let i = 0; i < v.length; i++) v[i] = widenIntegers(v[i]); return v }
   if (v !== null && typeof v === 'object') {
     const o = v as Record<string, unknown>
