@@ -21,8 +21,11 @@ const encoder = new Encoder({
   largeBigIntToFloat: false, pack: false, structuredClone: false,
 } as ConstructorParameters<typeof Encoder>[0])
 
-/** JSON text may hold integers of 10 or more digits (>= 2^32): cbor-x writes those as floats unless they are BigInts. */
-const LONG_INTEGER = /[:,[]\s*-?\d{10,}(?![.\deE])/
+/**
+ * Whether compact JSON text may hold an integer of 10 or more digits (>= 2^32), which cbor-x writes as a float unless
+ * it is a BigInt. A float or a digit run inside a string only costs a needless walk; kept simple, it scans fast.
+ */
+const LONG_INTEGER = /[:,[]-?\d{10}/
 
 /**
  * Integers beyond 32 bits (and within int64, as upstream's integers are) become BigInts so they are written as CBOR
