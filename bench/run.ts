@@ -16,8 +16,9 @@ import { mixed } from './mixed.js'
 import { startup } from './startup.js'
 import { memory } from './memory.js'
 import { apfFairness } from './apf-fairness.js'
+import { encode } from './encode.js'
 
-export const scenarios: Scenario[] = [create, get, list, update, watchFanout, mixed, startup, memory, apfFairness]
+export const scenarios: Scenario[] = [create, get, list, update, watchFanout, mixed, startup, memory, apfFairness, encode]
 
 function usage(): string {
   const lines = ['usage: npm run bench -- <scenario> [options]', '', 'scenarios:']

@@ -34,14 +34,14 @@ export class Ctx {
     return this.remote ? ['remote'] : this.list('log-level')
   }
 
-  /** Starts a fresh server (or wraps --url). `dataDir` reuses one (startup scenario). */
-  async startServer(logLevel?: string, dataDir?: string): Promise<Server> {
+  /** Starts a fresh server (or wraps --url). `dataDir` reuses one (startup scenario); `extraArgs` go before --server-arg. */
+  async startServer(logLevel?: string, dataDir?: string, extraArgs: string[] = []): Promise<Server> {
     if (this.remote) return remoteServer(this.str('url'))
     this.progress.note(`starting server (log level ${logLevel ?? this.list('log-level')[0]})`)
     return launchServer({
       port: this.int('port'), tmp: this.tmp, dataDir, logLevel: logLevel ?? this.list('log-level')[0],
       frontends: this.int('frontends') || undefined, shards: this.int('shards') || undefined,
-      extraArgs: this.list('server-arg'),
+      extraArgs: [...extraArgs, ...this.list('server-arg')],
     })
   }
 

@@ -4,7 +4,8 @@ import { parse as yamlParse, parseDocument, isMap, isSeq, isScalar } from 'yaml'
 import { pruneUnknown, hasDuplicateKeys, duplicateKeys } from '../machinery/field-validation.js'
 import { typeTree } from '../machinery/patch/schema-walk.js'
 import { decodeObject as decodePb } from '../machinery/codecs/protobuf.js'
-import { PROTOBUF, ORCH_PROTOBUF } from './encode.js'
+import { decodeCbor, cborTypeOf, CborError } from '../machinery/codecs/cbor.js'
+import { PROTOBUF, ORCH_PROTOBUF, CBOR, cborEnabled } from './encode.js'
 import { loadDefinitions } from '../registry/schema.js'
 import {
   badRequest, invalid, unsupportedMediaType, fieldInvalid, type FieldError,
@@ -20,10 +21,31 @@ let schemas: SchemaSet
 export function configureAdmission(s: SchemaSet): void { schemas = s }
 
 const BODY_TYPES = ['application/json', 'application/yaml', ORCH_PROTOBUF, PROTOBUF]
+const BODY_TYPES_CBOR = [...BODY_TYPES, CBOR]
 
-/** Decode a JSON or YAML request body into plain data. */
+/** The media types request bodies are read in (the list a 415 names). */
+export function bodyTypes(): string[] { return cborEnabled() ? BODY_TYPES_CBOR : BODY_TYPES }
+
+/**
+ * A CBOR body (gate CBORServingAndStorage): one data item, a map at the top. Unlike JSON, duplicate keys are refused
+ * outright (a map with duplicate keys is invalid CBOR), as upstream's decoder does.
+ */
+export function decodeCborBody(body: Buffer, what = 'the body of the request'): Record<string, unknown> {
+  let v: unknown
+  try {
+    v = decodeCbor(body)
+  } catch (err) {
+    if (err instanceof CborError) throw badRequest(`${what} could not be decoded as CBOR: ${err.message}`)
+    throw err
+  }
+  if (v === null || typeof v !== 'object' || Array.isArray(v)) throw badRequest(`${what} must be a CBOR map (an object), found ${cborTypeOf(body)}`)
+  return v as Record<string, unknown>
+}
+
+/** Decode a JSON, YAML, protobuf or CBOR request body into plain data. */
 export function decodeBody(ctx: RequestContext): unknown {
   const ct = (ctx.headers['content-type'] ?? 'application/json').split(';')[0].trim().toLowerCase()
+  if (ct === CBOR && cborEnabled()) return decodeCborBody(ctx.body)
   const text = ct === PROTOBUF || ct === ORCH_PROTOBUF ? '' : ctx.body.toString('utf8')
   if (ct === 'application/json' || ct === '' || ct === '*/*') {
     let v: unknown
@@ -45,7 +67,7 @@ export function decodeBody(ctx: RequestContext): unknown {
       throw badRequest(`the body of the request could not be decoded as protobuf: ${(err as Error).message}`)
     }
   }
-  throw unsupportedMediaType(BODY_TYPES)
+  throw unsupportedMediaType(bodyTypes())
 }
 
 /** YAML with duplicate keys is accepted and the duplicates are recorded for field validation. */

@@ -2,13 +2,27 @@
 import { stringify as yamlStringify } from 'yaml'
 import { notAcceptable } from '../machinery/errors.js'
 import { encodeObject, encodeList as encodePbList } from '../machinery/codecs/protobuf.js'
+import { cborFromJson, cborList } from '../machinery/codecs/cbor.js'
+import { byteFieldsOf } from '../registry/byte-fields.js'
 
 /** `protobuf` answers in the upstream spelling clients decode; `orch-protobuf` when only ours was asked for. */
-export type MediaType = 'json' | 'yaml' | 'protobuf' | 'orch-protobuf'
+export type MediaType = 'json' | 'yaml' | 'protobuf' | 'orch-protobuf' | 'cbor'
 
 export const PROTOBUF = 'application/vnd.kubernetes.protobuf'
 export const ORCH_PROTOBUF = 'application/vnd.orch.protobuf'
-export const SERVED_MEDIA_TYPES = ['application/json', 'application/yaml', ORCH_PROTOBUF, PROTOBUF]
+export const CBOR = 'application/cbor'
+/** A watch in CBOR: a CBOR sequence (RFC 8742) of watch events. */
+export const CBOR_SEQ = 'application/cbor-seq'
+const BASE_MEDIA_TYPES = ['application/json', 'application/yaml', ORCH_PROTOBUF, PROTOBUF]
+const WITH_CBOR = [...BASE_MEDIA_TYPES, CBOR]
+
+/** CBOR is served (responses, request bodies, apply patches) only with gate CBORServingAndStorage. */
+let cborServed = false
+export function configureEncode(opts: { cbor: boolean }): void { cborServed = opts.cbor }
+export function cborEnabled(): boolean { return cborServed }
+
+/** The media types answers are served in (the list a 406 names). */
+export function servedMediaTypes(): string[] { return cborServed ? WITH_CBOR : BASE_MEDIA_TYPES }
 
 interface AcceptEntry { type: string; sub: string; params: Record<string, string>; q: number }
 
@@ -46,14 +60,18 @@ export function negotiate(accept: string | undefined): MediaType {
     if (e.sub === 'yaml') return 'yaml'
     if (e.sub === 'vnd.kubernetes.protobuf') return 'protobuf'
     if (e.sub === 'vnd.orch.protobuf') return 'orch-protobuf'
+    if (e.sub === 'cbor' && cborServed) return 'cbor'
   }
-  throw notAcceptable(SERVED_MEDIA_TYPES)
+  throw notAcceptable(servedMediaTypes())
 }
 
-/** Objects that are not API kinds (discovery documents) have no protobuf form: JSON unless the client refuses it. */
-export function negotiateJsonOnly(accept: string | undefined): 'json' | 'yaml' {
-  const mt = negotiate(accept)
-  return mt === 'yaml' ? 'yaml' : 'json'
+/**
+ * Discovery documents: CBOR when that is the client's first choice (and served), else JSON whatever was asked for
+ * (they have no protobuf form, and an Accept nothing matches still gets JSON, as before CBOR).
+ */
+export function negotiateDiscovery(accept: string | undefined): 'json' | 'cbor' {
+  if (!cborServed || accept === undefined) return 'json'
+  try { return negotiate(accept) === 'cbor' ? 'cbor' : 'json' } catch { return 'json' }
 }
 
 export function isProtobuf(mt: MediaType): boolean { return mt === 'protobuf' || mt === 'orch-protobuf' }
@@ -63,6 +81,7 @@ export function contentTypeOf(mt: MediaType): string {
     case 'yaml': return 'application/yaml'
     case 'protobuf': return PROTOBUF
     case 'orch-protobuf': return ORCH_PROTOBUF
+    case 'cbor': return CBOR
     default: return 'application/json'
   }
 }
@@ -82,20 +101,27 @@ export function encodeJsonBytes(json: Buffer | string, mt: MediaType, pretty: bo
     return JSON.stringify(JSON.parse(json.toString()), null, 2) + '\n'
   }
   if (isProtobuf(mt)) return encodeObject(JSON.parse(aliased(json.toString(), alias)) as Record<string, unknown>)
+  if (mt === 'cbor') return cborFromJson(aliased(json.toString(), alias), byteFieldsOf)
   return yamlStringify(JSON.parse(json.toString()))
 }
 
 export function encodeValue(value: unknown, mt: MediaType, pretty: boolean): Buffer | string {
   if (mt === 'yaml') return yamlStringify(value)
+  // Through JSON text: the same value tree as the JSON answer (undefined members dropped, toJSON applied).
+  if (mt === 'cbor') return cborFromJson(JSON.stringify(value), byteFieldsOf)
   if (isProtobuf(mt)) return encodeObject(value as Record<string, unknown>)
   return pretty ? JSON.stringify(value, null, 2) + '\n' : JSON.stringify(value)
 }
 
-/** A list from its items' stored JSON: JSON is stitched from the bytes; protobuf encodes item by item. */
+/** A list from its items' stored JSON: JSON is stitched from the bytes; protobuf and CBOR encode item by item. */
 export function encodeList(apiVersion: string, kind: string, meta: Record<string, unknown>, items: Array<Buffer | string>, mt: MediaType, pretty: boolean, alias?: Alias): Buffer | string {
   if (isProtobuf(mt)) {
     const av = alias && apiVersion.startsWith(`${alias[0]}/`) ? `${alias[1]}${apiVersion.slice(alias[0].length)}` : apiVersion
     return encodePbList(av, kind, meta, items.map((it) => JSON.parse(aliased(it.toString(), alias)) as Record<string, unknown>))
+  }
+  if (mt === 'cbor') {
+    const av = alias && apiVersion.startsWith(`${alias[0]}/`) ? `${alias[1]}${apiVersion.slice(alias[0].length)}` : apiVersion
+    return cborList(kind, av, meta, alias ? items.map((it) => aliased(it.toString(), alias)) : items, byteFieldsOf)
   }
   const head = `{"kind":"${kind}","apiVersion":"${apiVersion}","metadata":${JSON.stringify(meta)},"items":[`
   const chunks: Buffer[] = [Buffer.from(head)]

@@ -8,7 +8,7 @@ import { applyPatch, conflictError, ApplyError } from '../machinery/apply/apply.
 import { loadDefinitions } from '../registry/schema.js'
 import type { Obj, ResolvedDefinition } from '../registry/define.js'
 import type { RequestContext, Response } from './context.js'
-import { checkFields, parseYaml, type UpdateTarget } from './admission.js'
+import { checkFields, decodeCborBody, parseYaml, type UpdateTarget } from './admission.js'
 import { hasDuplicateKeys, duplicateKeys } from '../machinery/field-validation.js'
 import { dropNulls } from '../registry/schema.js'
 import { authorizeVerb } from './authorize.js'
@@ -31,6 +31,8 @@ function patchTypes(): string[] {
 }
 
 function parseBody(ctx: RequestContext, yaml: boolean): unknown {
+  // An apply body in CBOR (apply-patch+cbor); after a create race the body is JSON again (see serverSideApply).
+  if (yaml && cborApply && contentTypeOf(ctx) === APPLY_CBOR) return decodeCborBody(ctx.body, 'the apply patch')
   const text = ctx.body.toString('utf8')
   if (yaml) return parseYaml(ctx, text)
   let v: unknown
@@ -55,8 +57,10 @@ function isForce(ctx: RequestContext): boolean {
   throw badRequest(`invalid force value: "${f}"`)
 }
 
+function contentTypeOf(ctx: RequestContext): string { return (ctx.headers['content-type'] ?? '').split(';')[0].trim().toLowerCase() }
+
 export async function patch(ctx: RequestContext, def: ResolvedDefinition, target: UpdateTarget): Promise<Response> {
-  const ct = (ctx.headers['content-type'] ?? '').split(';')[0].trim().toLowerCase()
+  const ct = contentTypeOf(ctx)
   if (!patchTypes().includes(ct)) throw unsupportedMediaType(patchTypes())
   const name = ctx.info.name
   const schema = typeTree(loadDefinitions(), def.schemaRef)

@@ -6,7 +6,8 @@ import { loadDefinitions } from '../registry/schema.js'
 import type { RequestContext, Response } from '../pipeline/context.js'
 import type { NonResourceHandler, NonResourceRouter } from '../pipeline/index.js'
 import type { Store } from '../pipeline/store.js'
-import { parseAccept } from '../pipeline/encode.js'
+import { parseAccept, negotiateDiscovery, CBOR } from '../pipeline/encode.js'
+import { cborFromJson } from '../machinery/codecs/cbor.js'
 import { versionInfo, apiVersions, apiGroupList, apiGroup, apiResourceList } from './discovery.js'
 import { openapiV2, buildOpenapiV3 } from './openapi.js'
 import { healthAggregate, healthSingle, heartbeatSlots, STATE_SHUTTING_DOWN, STATE_BOOTSTRAPPED, STATE_RBAC_BOOTSTRAPPED, type HealthCheck } from './health.js'
@@ -16,6 +17,16 @@ interface RouterDeps { registry: Registry; store: Store; data: FrontendData; log
 
 function json(body: string, status = 200, headers: Array<[string, string]> = []): Response {
   return { status, body, contentType: 'application/json', headers }
+}
+
+const cborDocs = new Map<string, Buffer>()
+
+/** A discovery document in JSON, or in CBOR when the client prefers it (gate CBORServingAndStorage); each encoded once. */
+function discovery(ctx: RequestContext, body: string): Response {
+  if (negotiateDiscovery(ctx.headers['accept']) !== 'cbor') return json(body)
+  let b = cborDocs.get(body)
+  if (!b) { b = cborFromJson(body); cborDocs.set(body, b) }
+  return { status: 200, body: b, contentType: CBOR, headers: [] }
 }
 
 function text(body: string, status = 200): Response {
@@ -68,8 +79,8 @@ export function buildRouter({ registry, store, data, log }: RouterDeps): NonReso
     if (ctx.method !== 'GET' && ctx.method !== 'HEAD') return null
     switch (p) {
       case '/version': return () => json(version())
-      case '/api': return () => json(api())
-      case '/apis': return () => json(apis())
+      case '/api': return (c) => discovery(c, api())
+      case '/apis': return (c) => discovery(c, apis())
       case '/livez': return health('livez')
       case '/readyz': return health('readyz')
       case '/healthz': return health('healthz')
@@ -113,13 +124,13 @@ export function buildRouter({ registry, store, data, log }: RouterDeps): NonReso
     }
     const parts = p.split('/').filter(Boolean)
     if (parts[0] === 'api' && parts.length === 2 && parts[1] === 'v1') {
-      return () => json(cached(resourceDocs, '/v1', () => JSON.stringify(apiResourceList(registry, '', 'v1'))))
+      return (c) => discovery(c, cached(resourceDocs, '/v1', () => JSON.stringify(apiResourceList(registry, '', 'v1'))))
     }
     if (parts[0] === 'apis' && parts.length === 2 && registry.groups.has(parts[1]) && parts[1] !== '') {
-      return () => json(cached(groupDocs, parts[1], () => JSON.stringify(apiGroup(registry, parts[1]))))
+      return (c) => discovery(c, cached(groupDocs, parts[1], () => JSON.stringify(apiGroup(registry, parts[1]))))
     }
     if (parts[0] === 'apis' && parts.length === 3 && registry.servesGroupVersion(parts[1], parts[2])) {
-      return () => json(cached(resourceDocs, `${parts[1]}/${parts[2]}`, () => JSON.stringify(apiResourceList(registry, parts[1], parts[2]))))
+      return (c) => discovery(c, cached(resourceDocs, `${parts[1]}/${parts[2]}`, () => JSON.stringify(apiResourceList(registry, parts[1], parts[2]))))
     }
     return null
   }

@@ -12,6 +12,7 @@ import { configureAuthorization } from '../pipeline/authorize.js'
 import { configureAdmission } from '../pipeline/admission.js'
 import { configureDispatch } from '../pipeline/dispatch.js'
 import { configurePatch } from '../pipeline/patch.js'
+import { configureEncode } from '../pipeline/encode.js'
 import { Store } from '../pipeline/store.js'
 import { AuthzClient } from '../../actors/authz/client.js'
 import { configureAdmissionChain } from '../admission/chain.js'
@@ -72,6 +73,7 @@ export function setupPipeline(data: ThreadData, log: Logger, router: (p: Pipelin
   configureAuthorization(authz)
   configureAdmission(new SchemaSet())
   configureDispatch(store, registry)
+  configureEncode({ cbor: data.options.featureGates.CBORServingAndStorage })
   configurePatch({ cbor: data.options.featureGates.CBORServingAndStorage })
   configurePipeline(registry, router(p), data.options.upstreamAliases)
   configureWatchStreams(store, registry, data.options, log)

@@ -10,8 +10,10 @@ import type { Options } from '../options.js'
 import type { Store } from '../pipeline/store.js'
 import type { RequestContext, Response } from '../pipeline/context.js'
 import { parseSelectors, matches, matchesAttrs, indexedRequirement, type Selectors } from '../pipeline/read.js'
-import { negotiate, isProtobuf, contentTypeOf, aliased, PROTOBUF, type MediaType, type Alias } from '../pipeline/encode.js'
+import { negotiate, isProtobuf, contentTypeOf, aliased, cborEnabled, PROTOBUF, CBOR_SEQ, type MediaType, type Alias } from '../pipeline/encode.js'
 import { encodeObject, encodeWatchEvent } from '../machinery/codecs/protobuf.js'
+import { cborWatchEvent } from '../machinery/codecs/cbor.js'
+import { byteFieldsOf } from '../registry/byte-fields.js'
 import { buildTable, tableVersionOf } from '../pipeline/table.js'
 import { configureWatch } from '../pipeline/index.js'
 import { statusLine } from './respond.js'
@@ -243,11 +245,12 @@ export async function listenType(def: ResolvedDefinition, fn: (events: WatchEven
 
 const encoded = new WeakMap<Uint8Array, Map<string, Buffer>>()
 
-/** One event in the watcher's form: a JSON line, or a length-prefixed protobuf WatchEvent frame. */
+/** One event in the watcher's form: a JSON line, a length-prefixed protobuf WatchEvent frame, or a CBOR data item. */
 function frame(mt: MediaType, type: string, objectJson: Buffer | string, alias?: Alias): Buffer {
   if (isProtobuf(mt)) {
     return encodeWatchEvent(type, encodeObject(JSON.parse(aliased(objectJson.toString(), alias)) as Record<string, unknown>))
   }
+  if (mt === 'cbor') return cborWatchEvent(type, aliased(objectJson.toString(), alias), byteFieldsOf)
   const body = alias ? aliased(objectJson.toString(), alias) : objectJson
   return Buffer.concat([Buffer.from(`{"type":"${type}","object":`), typeof body === 'string' ? Buffer.from(body) : body, NEWLINE_END])
 }
@@ -377,7 +380,7 @@ function parseBool(v: string | null): boolean { return v === 'true' || v === '1'
 async function startWatch(ctx: RequestContext, def: ResolvedDefinition): Promise<Response> {
   const q = ctx.query
   const mt: MediaType = tableVersionOf(ctx.headers['accept']) ? 'json' : negotiate(ctx.headers['accept'])
-  if (mt === 'yaml') throw notAcceptable(['application/json', PROTOBUF])
+  if (mt === 'yaml') throw notAcceptable(cborEnabled() ? ['application/json', PROTOBUF, 'application/cbor'] : ['application/json', PROTOBUF])
   const sel = parseSelectors(ctx, def)
   const rvParam = q.get('resourceVersion') ?? ''
   if (rvParam !== '' && !/^\d+$/.test(rvParam)) throw badRequest(`invalid resource version: "${rvParam}"`)
@@ -428,11 +431,12 @@ async function startWatch(ctx: RequestContext, def: ResolvedDefinition): Promise
       res.onAborted(() => { if (!w.closed) { w.closed = true; for (const t of w.timers) clearTimeout(t); hub.remove(w); watchMetrics.active-- } })
       res.cork(() => {
         res.writeStatus(statusLine(200))
-        res.writeHeader('Content-Type', isProtobuf(mt) ? `${contentTypeOf(mt)};stream=watch` : 'application/json')
+        res.writeHeader('Content-Type', isProtobuf(mt) ? `${contentTypeOf(mt)};stream=watch` : mt === 'cbor' ? CBOR_SEQ : 'application/json')
         res.writeHeader('Cache-Control', 'no-cache, private')
         for (const [k, v] of ctx.responseHeaders) res.writeHeader(k, v)
-        // Headers go out at once; a JSON stream may start with white space, a protobuf one gets its first frame.
-        if (!isProtobuf(mt)) res.write(' ')
+        // Headers go out at once when a JSON stream starts with white space; a binary stream (protobuf frames, a CBOR
+        // sequence) has no filler, and uWS ends the headers with the first frame.
+        if (mt === 'json') res.write(' ')
       })
       if (expiredErr) { write(w, errorFrame(w, expiredErr)); end(w); return }
       hub.add(w)

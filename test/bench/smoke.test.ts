@@ -25,6 +25,7 @@ const cases: Case[] = [
   { scenario: 'startup', args: [] },
   { scenario: 'memory', args: [] },
   { scenario: 'apf-fairness', args: [] },
+  { scenario: 'encode', args: [] },
 ]
 
 interface Outcome { code: number | null; stdout: string; stderr: string }
@@ -84,6 +85,15 @@ for (const c of cases) {
       const peers = c.args[c.args.indexOf('--peer') + 1].split(',')
       for (const p of peers) t.ok(report.rows.some((r: any) => r.target === p), `a row for the ${p} peer`)
       t.ok(report.ratios.length > 0, 'ratios against the peer')
+    }
+    if (c.scenario === 'encode') {
+      t.same(report.rows.map((r: any) => r.name.replace(/ \(.*$/, '')), ['full LIST as json', 'full LIST as protobuf', 'full LIST as table', 'full LIST as cbor'], 'a row per media type')
+      for (const row of report.rows) {
+        t.equal(row.errors, 0, `${row.name}: no errors (notes: ${JSON.stringify(report.notes)})`)
+        t.match(row.name, /\(20 pods,/, `${row.name}: every stored pod in the answer`)
+        t.ok(row.details.bytes > 0 && row.details.bytesPerObject > 0, `${row.name}: bytes measured`)
+      }
+      t.equal(report.ratios.length, 6, 'time and bytes against JSON for protobuf, table and cbor')
     }
     if (c.scenario === 'create') {
       t.ok(report.rows.some((r: any) => r.stageTimings?.length > 0), 'per-stage timings read from the access log (log level info)')
