@@ -1,17 +1,19 @@
-// Request/reply over a MessagePort: msgpackr envelopes, many requests per message, replies matched by id, pushes beside replies.
-import { Packr } from 'msgpackr'
+// Request/reply over a MessagePort: structured-clone envelopes, many requests per message, replies matched by id, pushes beside replies.
 import type { MessagePort } from 'node:worker_threads'
-
-const packr = new Packr({ useRecords: false, moreTypes: false })
 
 /** What travels from the serving side: replies to requests, and pushed items (watch events). */
 export interface PortMessage<Reply, Push> { replies?: Reply[]; events?: Push[] }
 
 type WithoutId<T> = T extends unknown ? Omit<T, 'id'> : never
 
+/**
+ * Plain structured clone: measured 4x cheaper for the sender than a msgpackr buffer (transferring the packer's
+ * buffer makes it allocate a new one for every message; not transferring it clones its whole backing store).
+ * Byte arrays in a message must own their ArrayBuffer exactly (a clone copies a view's whole backing store):
+ * records are made with their own (storage-format encodeRecord) and LMDB hands out copies.
+ */
 function send(port: MessagePort, value: unknown): void {
-  const buf = packr.pack(value)
-  port.postMessage(buf, [buf.buffer as ArrayBuffer])
+  port.postMessage(value)
 }
 
 /** The requesting side. */
@@ -24,7 +26,7 @@ export class PortClient<Req extends { id: number }, Reply extends { id: number }
 
   constructor(port: MessagePort) {
     this.#port = port
-    port.on('message', (buf: Uint8Array) => this.#receive(buf))
+    port.on('message', (msg: PortMessage<Reply, Push>) => this.#receive(msg))
   }
 
   onPush(fn: (items: Push[]) => void): void { this.#onPush = fn }
@@ -47,8 +49,7 @@ export class PortClient<Req extends { id: number }, Reply extends { id: number }
     if (out && out.length > 0) send(this.#port, out)
   }
 
-  #receive(buf: Uint8Array): void {
-    const msg = packr.unpack(buf) as PortMessage<Reply, Push>
+  #receive(msg: PortMessage<Reply, Push>): void {
     // Pushes first: a reply must not overtake the event its own write produced.
     if (msg.events && this.#onPush) this.#onPush(msg.events)
     if (msg.replies) {
@@ -69,9 +70,8 @@ export class PortPeer<Req extends { id: number; op: string }, Reply extends { id
   constructor(port: MessagePort, name: string, handle: (peer: PortPeer<Req, Reply, Push>, req: Req) => void, onError: (err: unknown, req: Req | undefined) => Reply | undefined) {
     this.port = port
     this.name = name
-    port.on('message', (buf: Uint8Array) => {
-      let reqs: Req[]
-      try { reqs = packr.unpack(buf) as Req[] } catch (err) { onError(err, undefined); return }
+    port.on('message', (reqs: Req[]) => {
+      if (!Array.isArray(reqs)) { onError(new Error('malformed request batch'), undefined); return }
       for (const r of reqs) {
         try { handle(this, r) } catch (err) {
           const rep = onError(err, r)

@@ -57,7 +57,8 @@ const HEADER = 12
 export function encodeRecord(rv: number, attrsJson: string, objectJson: string): Buffer {
   const aLen = Buffer.byteLength(attrsJson)
   const oLen = Buffer.byteLength(objectJson)
-  const buf = Buffer.allocUnsafe(HEADER + aLen + oLen)
+  // Its own ArrayBuffer (not a slice of the shared pool): records travel to other threads by structured clone.
+  const buf = Buffer.allocUnsafeSlow(HEADER + aLen + oLen)
   buf.writeDoubleLE(rv, 0)
   buf.writeUInt32LE(aLen, 8)
   buf.write(attrsJson, HEADER, 'utf8')
