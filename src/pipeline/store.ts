@@ -38,6 +38,12 @@ export class Store {
     return env.objects.getBinary(key)
   }
 
+  /** The resourceVersion of a key in the current snapshot (0: absent), read without copying the record. */
+  peekRv(shard: number, key: string): number {
+    const b = this.#envs[shard].objects.getBinaryFast(key)
+    return b ? b.readDoubleLE(0) : 0
+  }
+
   /** A record from the current snapshot of this turn. */
   get(shard: number, key: string): Buffer | undefined {
     return this.#envs[shard].objects.getBinary(key)

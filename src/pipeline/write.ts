@@ -17,14 +17,24 @@ const MAX_UPDATE_ATTEMPTS = 16
 
 // ---- create ----
 
+/** Namespace lifecycle states by name, each with the resourceVersion it was read at (a changed namespace is re-read). */
+const namespaceStates = new Map<string, { rv: number; state: 'terminating' | 'active' }>()
+const NAMESPACE_STATES_LIMIT = 10_000
+
 function namespaceState(ns: string): 'missing' | 'terminating' | 'active' {
   const def = registry.byGroupResource('', 'namespaces')!
   const shard = shardOfDef(def)
   const key = objectKey('', 'namespaces', '', ns)
   // The snapshot of this turn answers almost always; only a miss is confirmed against the newest commit.
+  const rv = store.peekRv(shard, key)
+  const cached = rv !== 0 ? namespaceStates.get(ns) : undefined
+  if (cached && cached.rv === rv) return cached.state
   const rec = store.get(shard, key) ?? store.getFresh(shard, key)
-  if (!rec) return 'missing'
-  return recordAttrs(rec).d ? 'terminating' : 'active'
+  if (!rec) { namespaceStates.delete(ns); return 'missing' }
+  const state = recordAttrs(rec).d ? 'terminating' : 'active'
+  if (namespaceStates.size >= NAMESPACE_STATES_LIMIT) namespaceStates.clear()
+  namespaceStates.set(ns, { rv: recordRv(rec), state })
+  return state
 }
 
 export function checkNamespace(def: ResolvedDefinition, ns: string, name: string): void {
