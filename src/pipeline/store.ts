@@ -6,7 +6,11 @@ import { COUNTER_SLOT, watermarkSlot, type ShardReply } from '../../actors/shard
 import { shardOf } from '../machinery/sharding.js'
 import { indexRange, prefixEnd } from '../machinery/storage-format.js'
 
-interface ShardEnv { root: RootDatabase; objects: Database<Buffer, string>; meta: Database<number, string>; index: Database<Buffer, string> }
+interface ShardEnv {
+  root: RootDatabase; objects: Database<Buffer, string>; meta: Database<number, string>; index: Database<Buffer, string>
+  /** The shard's watermark when the read snapshot was last renewed (-1: never). */
+  freshAt: bigint
+}
 
 export class Store {
   readonly shards: number
@@ -25,17 +29,29 @@ export class Store {
         objects: root.openDB<Buffer, string>('objects', { encoding: 'binary' }),
         meta: root.openDB<number, string>('meta', { encoding: 'msgpack' }),
         index: root.openDB<Buffer, string>('index', { encoding: 'binary' }),
+        freshAt: -1n,
       })
     }
   }
 
   shardFor(group: string, resource: string): number { return shardOf(group, resource, this.shards) }
 
-  /** The newest committed record of a key (renews the read snapshot first). */
+  /**
+   * The newest committed record of a key. The read snapshot is renewed only when the shard's watermark moved since
+   * it was last renewed: the shard advances it after each commit and before acknowledging it (commits complete in
+   * order), so an unchanged watermark means no write was acknowledged since, and a read-mostly load skips renewals.
+   */
   getFresh(shard: number, key: string): Buffer | undefined {
     const env = this.#envs[shard]
-    env.root.resetReadTxn()
+    this.#renew(shard, env)
     return env.objects.getBinary(key)
+  }
+
+  #renew(shard: number, env: ShardEnv): void {
+    const wm = Atomics.load(this.#counters, watermarkSlot(shard))
+    if (wm === env.freshAt) return
+    env.root.resetReadTxn()
+    env.freshAt = wm
   }
 
   /** The resourceVersion of a key in the current snapshot (0: absent), read without copying the record. */
@@ -54,9 +70,11 @@ export class Store {
    * snapshot, or the shard's last commit inside it when that is newer.
    */
   snapshot(shard: number): number {
-    const wm = Number(Atomics.load(this.#counters, watermarkSlot(shard)))
+    const wmBig = Atomics.load(this.#counters, watermarkSlot(shard))
+    const wm = Number(wmBig)
     const env = this.#envs[shard]
     env.root.resetReadTxn()
+    env.freshAt = wmBig
     const committed = env.meta.get('rv') ?? 0
     return Math.max(wm, committed)
   }
