@@ -25,7 +25,8 @@ export function parseRequestInfo(method: string, path: string, query: URLSearchP
     isResourceRequest: false, path, verb: method.toLowerCase(), apiPrefix: '', group: '', version: '',
     namespace: '', resource: '', subresource: '', name: '', parts: [],
   }
-  const segs = path.split('/').filter((s) => s.length > 0).map((s) => { try { return decodeURIComponent(s) } catch { return s } })
+  const segs = path.split('/').filter((s) => s.length > 0)
+  if (path.includes('%')) for (let i = 0; i < segs.length; i++) { try { segs[i] = decodeURIComponent(segs[i]) } catch { /* kept as sent */ } }
   if (segs.length === 0) return info
   let rest: string[]
   if (segs[0] === 'api') {
