@@ -243,10 +243,11 @@ export class Histogram {
 // ---------------------------------------------------------------- queue set
 
 export type PriorityLevelKind = 'Exempt' | 'Reject' | 'Queue'
-export type Decision = 'dispatched' | 'rejected' | 'timeout'
-export type RejectReason = 'queue-full' | 'concurrency-limit' | 'time-out'
+export type Decision = 'dispatched' | 'rejected' | 'timeout' | 'cancelled'
+/** Upstream's reject reasons: no room in the queue, no seat on a Reject level, the wait limit, the client went away while queued. */
+export type RejectReason = 'queue-full' | 'concurrency-limit' | 'time-out' | 'cancelled'
 export type DecisionCallback = (decision: Decision, reason?: RejectReason) => void
-export type RequestState = 'waiting' | 'executing' | 'lingering' | 'done' | 'rejected' | 'timeout'
+export type RequestState = 'waiting' | 'executing' | 'lingering' | 'done' | 'rejected' | 'timeout' | 'cancelled'
 
 export interface QueueSetConfig {
   /** The priority level name (metrics label). */
@@ -303,7 +304,7 @@ export interface RequestStatus {
   waitedMs: number
 }
 
-export interface RejectCounts { 'queue-full': number; 'concurrency-limit': number; 'time-out': number }
+export interface RejectCounts { 'queue-full': number; 'concurrency-limit': number; 'time-out': number; 'cancelled': number }
 
 export interface FlowSchemaMetrics {
   dispatched: number
@@ -337,7 +338,7 @@ export interface QueueSetMetrics {
 
 class Counters {
   dispatched = 0
-  rejected: RejectCounts = { 'queue-full': 0, 'concurrency-limit': 0, 'time-out': 0 }
+  rejected: RejectCounts = { 'queue-full': 0, 'concurrency-limit': 0, 'time-out': 0, 'cancelled': 0 }
   waitingRequests = 0
   waitingSeats = 0
   executingRequests = 0
@@ -574,7 +575,7 @@ export class QueueSet {
 
   /**
    * The request is done: executing requests give back their seats (after their additional latency, if any);
-   * a request still waiting is withdrawn (client gone: counted as a time-out). Idempotent.
+   * a request still waiting is withdrawn (client gone: counted as cancelled). Idempotent.
    */
   finish(req: FlowRequest): void {
     const e = this.#entries.get(req)
@@ -588,11 +589,14 @@ export class QueueSet {
     this.#flush()
   }
 
-  /** Withdraws a waiting request (client disconnect): it leaves its queue and is answered 'timeout'. */
+  /**
+   * Withdraws a waiting request (its client went away): it leaves its queue, never executes, and is answered
+   * 'cancelled' (upstream's reject reason for a request whose context ended while it waited).
+   */
   cancel(req: FlowRequest): boolean {
     const e = this.#entries.get(req)
     if (e === undefined || e.state !== 'waiting') return false
-    this.#expire(e)
+    this.#withdraw(e, 'cancelled')
     return true
   }
 
@@ -627,7 +631,7 @@ export class QueueSet {
   metrics(): QueueSetMetrics {
     this.#syncTime(this.#clock.now())
     const flowSchemas: Record<string, FlowSchemaMetrics> = {}
-    const rejected: RejectCounts = { 'queue-full': 0, 'concurrency-limit': 0, 'time-out': 0 }
+    const rejected: RejectCounts = { 'queue-full': 0, 'concurrency-limit': 0, 'time-out': 0, 'cancelled': 0 }
     let dispatched = 0
     for (const [fs, c] of this.#counters) {
       dispatched += c.dispatched
@@ -810,7 +814,7 @@ export class QueueSet {
 
   #reject(e: Entry, reason: RejectReason, now: number): void {
     e.counters.rejected[reason]++
-    this.#decide(e, reason === 'time-out' ? 'timeout' : 'rejected', reason, now)
+    this.#decide(e, reason === 'time-out' ? 'timeout' : reason === 'cancelled' ? 'cancelled' : 'rejected', reason, now)
     this.#noteDemand()
   }
 
@@ -822,7 +826,7 @@ export class QueueSet {
       e.counters.dispatched++
       e.counters.waitExecuted.observe(waitedSeconds)
     } else {
-      e.state = decision === 'timeout' ? 'timeout' : 'rejected'
+      e.state = decision
       e.reason = reason
       e.counters.waitRejected.observe(waitedSeconds)
     }
@@ -833,10 +837,15 @@ export class QueueSet {
     }
   }
 
-  /** Wait limit reached or the client went away. */
+  /** Wait limit reached. */
   #expire(e: Entry): void {
-    if (e.state !== 'waiting') return
     e.timer = undefined
+    this.#withdraw(e, 'time-out')
+  }
+
+  /** A waiting request leaves its queue without executing (wait limit, or its client went away). */
+  #withdraw(e: Entry, reason: 'time-out' | 'cancelled'): void {
+    if (e.state !== 'waiting') return
     const now = this.#clock.now()
     this.#syncTime(now)
     const q = e.queue
@@ -844,7 +853,7 @@ export class QueueSet {
       this.#leaveQueue(e)
       this.#boundNextDispatch(q)
     }
-    this.#reject(e, 'time-out', now)
+    this.#reject(e, reason, now)
     this.#dispatchAsMuchAsPossible()
     this.#flush()
   }

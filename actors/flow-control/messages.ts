@@ -67,7 +67,7 @@ export interface LocalCounts {
 
 // ---------------------------------------------------------------- actor → front-end
 
-export type DecisionKind = 'dispatched' | 'rejected' | 'timeout'
+export type DecisionKind = 'dispatched' | 'rejected' | 'timeout' | 'cancelled'
 export interface Decision { id: number; d: DecisionKind; reason?: string; retryAfter?: number }
 export interface MetricsReply { id: number; metrics: FlowMetrics }
 export interface SyncReply { id: number; rv: number }

@@ -69,7 +69,7 @@ class Level {
   /** What front-ends decided themselves (fast-path dispatches, Reject-level rejections), per FlowSchema. */
   readonly local = new Map<string, { dispatched: number; rejected: number }>()
   /** Rejections by reason of requests that never reached a queue set (front-end decisions included). */
-  readonly rejections: Record<string, number> = { 'queue-full': 0, 'concurrency-limit': 0, 'time-out': 0 }
+  readonly rejections: Record<string, number> = { 'queue-full': 0, 'concurrency-limit': 0, 'time-out': 0, 'cancelled': 0 }
   readonly inUseSlot: number
   readonly waitingSlot: number
   readonly limitSlot: number
@@ -393,7 +393,7 @@ function metrics(): FlowMetrics {
     for (const fs of fsNames) {
       const q = qm?.flowSchemas[fs]
       const loc = l.local.get(fs) ?? { dispatched: 0, rejected: 0 }
-      const rej: Record<string, number> = { 'queue-full': q?.rejected['queue-full'] ?? 0, 'concurrency-limit': (q?.rejected['concurrency-limit'] ?? 0) + loc.rejected, 'time-out': q?.rejected['time-out'] ?? 0 }
+      const rej: Record<string, number> = { 'queue-full': q?.rejected['queue-full'] ?? 0, 'concurrency-limit': (q?.rejected['concurrency-limit'] ?? 0) + loc.rejected, 'time-out': q?.rejected['time-out'] ?? 0, 'cancelled': q?.rejected.cancelled ?? 0 }
       const buckets = q?.waitExecuted.buckets ?? WAIT_DURATION_BUCKETS
       const cumulative = (q?.waitExecuted.cumulative ?? buckets.map(() => 0)).map((c) => c + loc.dispatched)
       flowSchemas[fs] = {

@@ -42,6 +42,8 @@ export class RequestContext {
   /** The pretty query flag. */
   pretty: boolean
   aborted: boolean
+  /** Called once when the client goes away before the answer (a stage waiting on something withdraws it). */
+  onAbort: (() => void) | undefined
   /** Keys the body repeats (field validation reports them). */
   duplicateFields: string[] | undefined
 
@@ -67,6 +69,7 @@ export class RequestContext {
     const p = query.get('pretty')
     this.pretty = p !== null && p !== 'false' && p !== '0'
     this.aborted = false
+    this.onAbort = undefined
     this.duplicateFields = undefined
   }
 

@@ -282,14 +282,20 @@ function priorityAndFairness(ctx: RequestContext): void | Promise<void> {
     s.counts.rejected++
     throw tooManyRequestsPlain(level.retry.recordDrop())
   }
+  // A client already gone is not queued (nobody would read the answer).
+  if (ctx.aborted) throw tooManyRequestsPlain(1)
   const fd = level.queues > 1 ? flowDistinguisher(s.obj, { info: ctx.info, user: ctx.user ?? ANONYMOUS }) : ''
-  const { id, decision } = client.enqueue(level.index, s.name, fd, n, 0, 0)
+  const c = client
+  const { id, decision } = c.enqueue(level.index, s.name, fd, n, 0, 0)
+  // The client goes away while the request waits: the actor withdraws it from its queue (it never executes).
+  ctx.onAbort = () => c.cancel(id)
   return decision.then((d) => {
+    ctx.onAbort = undefined
     if (d.d !== 'dispatched') throw tooManyRequestsPlain(d.retryAfter ?? 1)
     ctx.seat = level.index
     ctx.seatCount = n
     ctx.flowTicket = id
-    // The client went away while it waited: give the seats back at once (the pipeline's finally does).
+    // The client went away as the decision crossed the cancel: give the seats back at once (the pipeline's finally does).
     if (ctx.aborted) throw tooManyRequestsPlain(1)
   })
 }

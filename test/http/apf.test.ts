@@ -3,6 +3,7 @@
 // the max-in-flight fallback.
 import t from 'tap'
 import { mkdtempSync, writeFileSync, rmSync } from 'node:fs'
+import net from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { startServer, type TestServer, type Reply } from '../helpers/server.js'
@@ -22,7 +23,7 @@ const SUGGESTED_PL = ['global-default', 'leader-election', 'node-high', 'system'
 
 const tokensDir = mkdtempSync(join(tmpdir(), 'orch-apf-'))
 const tokenFile = join(tokensDir, 'tokens.csv')
-writeFileSync(tokenFile, 'slowpoke-token,slowpoke,slowpoke-uid\nalice-token,alice,alice-uid,"team-a"\n')
+writeFileSync(tokenFile, 'slowpoke-token,slowpoke,slowpoke-uid\nalice-token,alice,alice-uid,"team-a"\ncarol-token,carol,carol-uid\n')
 
 let s: TestServer
 const admin = (): Record<string, string> => ({ authorization: `Bearer ${s.adminToken}` })
@@ -272,6 +273,66 @@ t.test('a one-seat Queue level queues concurrent requests instead of rejecting t
   }
   t.ok(throttled, 'a request found its queues full')
   if (throttled) t.match(String(throttled.headers['retry-after']), /^\d+$/)
+})
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
+
+/** A request on its own socket, to be cut off client-side (destroy) while the server still holds it. */
+function rawRequest(path: string, token: string): { socket: net.Socket; answered: Promise<string> } {
+  const socket = net.connect(s.port, '127.0.0.1')
+  socket.write(`GET ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${token}\r\n\r\n`)
+  let text = ''
+  socket.on('data', (d) => { text += d.toString() })
+  const answered = new Promise<string>((resolve) => { socket.on('close', () => resolve(text)); socket.on('error', () => undefined) })
+  return { socket, answered }
+}
+
+t.test('a queued request whose client disconnects is withdrawn from its queue', async (t) => {
+  // One seat, one queue of length 1: while the seat is busy, a second waiting request would be refused (queue-full).
+  const pl = await s.request('POST', PL, {
+    apiVersion: `${G}/v1`, kind: 'PriorityLevelConfiguration', metadata: { name: 'withdraw' },
+    spec: { type: 'Limited', limited: { nominalConcurrencyShares: 1, lendablePercent: 0, borrowingLimitPercent: 0, limitResponse: { type: 'Queue', queuing: { queues: 1, handSize: 1, queueLengthLimit: 1 } } } },
+  }, admin())
+  t.equal(pl.status, 201)
+  const fs = await s.request('POST', FS, {
+    apiVersion: `${G}/v1`, kind: 'FlowSchema', metadata: { name: 'withdraw' },
+    spec: {
+      matchingPrecedence: 200, priorityLevelConfiguration: { name: 'withdraw' },
+      rules: [{ subjects: [{ kind: 'User', user: { name: 'carol' } }], resourceRules: [{ verbs: ['*'], apiGroups: ['*'], resources: ['*'], namespaces: ['*'], clusterScope: true }] }],
+    },
+  }, admin())
+  t.equal(fs.status, 201)
+  await waitFor('carol to be classified by withdraw', async () => {
+    const r = await s.request('GET', '/api/v1/namespaces/default/configmaps?limit=1', undefined, as('carol-token'))
+    return r.headers['x-orch-pf-prioritylevel-uid'] === pl.json.metadata.uid ? true : undefined
+  })
+  // The controller's status write for the new FlowSchema is done: from here on only this test writes.
+  await waitFor('the Dangling condition of withdraw', async () => ((await get(`${FS}/withdraw`)).json.status?.conditions?.length ? true : undefined))
+  // A: holds the one seat. It reads at the next resourceVersion, which no write has taken yet, so it waits for the
+  // next write anywhere (or 3 s: 504 Too large resource version).
+  const cm = await s.request('POST', '/api/v1/namespaces/default/configmaps', { apiVersion: 'v1', kind: 'ConfigMap', metadata: { generateName: 'rv-' } }, admin())
+  t.equal(cm.status, 201)
+  const next = Number(cm.json.metadata.resourceVersion) + 1
+  let aDone = false
+  const a = s.request('GET', `/api/v1/namespaces/default/podtemplates/none?resourceVersion=${next}`, undefined, as('carol-token')).then((r) => { aDone = true; return r })
+  await sleep(300)
+  // B: queued behind A; then its client goes away.
+  const b = rawRequest('/api/v1/namespaces/default/configmaps?limit=1', 'carol-token')
+  await sleep(300)
+  b.socket.destroy()
+  await b.answered
+  await sleep(200)
+  // C: finds room in the queue only if B left it.
+  const c = s.request('GET', '/api/v1/namespaces/default/configmaps?limit=1', undefined, as('carol-token')).then((r) => ({ r, aDoneBefore: aDone }))
+  await sleep(200)
+  t.notOk(aDone, 'A still holds the seat')
+  // Release A: the write it waits for.
+  const release = await s.request('POST', '/api/v1/namespaces/default/configmaps', { apiVersion: 'v1', kind: 'ConfigMap', metadata: { generateName: 'release-' } }, admin())
+  t.equal(release.status, 201)
+  const [ar, { r: cr, aDoneBefore }] = await Promise.all([a, c])
+  t.equal(ar.status, 404, 'A held its seat until the write released it (not the 3 s limit)')
+  t.equal(cr.status, 200, `the request after the withdrawn one was queued and served (not refused as queue-full): ${cr.text.slice(0, 80)}`)
+  t.ok(aDoneBefore, 'and it ran once A had finished')
 })
 
 t.test('--enable-priority-and-fairness=false falls back to max-in-flight', async (t) => {
