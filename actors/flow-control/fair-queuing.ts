@@ -31,6 +31,11 @@ export const WAIT_DURATION_BUCKETS: readonly number[] = [0, 0.005, 0.02, 0.05, 0
 /** SeatsTimesDuration: seats × ms in seat-second units (rounded like upstream). */
 export function seatsTimesMs(seats: number, ms: number): number { return Math.round(seats * ms * (SS_SCALE / 1000)) }
 export function ssToSeatSeconds(ss: number): number { return ss / SS_SCALE }
+/** Seat-seconds the way upstream prints them: whole part, eight decimals, "ss". */
+export function formatSeatSeconds(ss: number): string {
+  const v = Math.round(Math.abs(ss))
+  return `${ss < 0 ? '-' : ''}${Math.floor(v / SS_SCALE)}.${String(v % SS_SCALE).padStart(8, '0')}ss`
+}
 
 /** R is wound back by R_DECREMENT once it reaches HIGH_R, keeping every reading an exact integer. */
 const R_DECREMENT = 2 ** 51
@@ -304,6 +309,38 @@ export interface RequestStatus {
   waitedMs: number
 }
 
+/** One request in a dump: times in the queue set's clock (ms); startTime is unset while it waits. */
+export interface RequestDump {
+  req: FlowRequest
+  arrivalTime: number
+  startTime: number | undefined
+  initialSeats: number
+  finalSeats: number
+  additionalLatencyMs: number
+}
+
+export interface QueueDump {
+  index: number
+  /** Waiting requests in queue order, and those dispatched from this queue that still execute. */
+  waiting: RequestDump[]
+  executing: RequestDump[]
+  executingRequests: number
+  seatsInUse: number
+  /** Seat-second units (SS_SCALE per seat-second), as are the work sums. */
+  nextDispatchR: number
+  initialSeatsSum: number
+  maxSeatsSum: number
+  totalWorkSum: number
+}
+
+export interface QueueSetDump {
+  queues: QueueDump[]
+  waiting: number
+  executing: number
+  dispatched: number
+  rejected: RejectCounts
+}
+
 export interface RejectCounts { 'queue-full': number; 'concurrency-limit': number; 'time-out': number; 'cancelled': number }
 
 export interface FlowSchemaMetrics {
@@ -348,6 +385,7 @@ class Counters {
 }
 
 class Entry {
+  readonly req: FlowRequest
   readonly flowSchema: string
   readonly counters: Counters
   readonly initialSeats: number
@@ -371,6 +409,7 @@ class Entry {
   onDecision: DecisionCallback | undefined = undefined
 
   constructor(req: FlowRequest, counters: Counters, now: number, r: number) {
+    this.req = req
     this.flowSchema = req.flowSchema
     this.counters = counters
     const w = req.width
@@ -399,6 +438,8 @@ class Queue {
   workSum = 0
   seatsSum = 0
   executing = 0
+  /** The requests dispatched from this queue that still execute (for the debug dump). */
+  readonly running = new Set<Entry>()
   seatsInUse = 0
   /** Virtual start time of the head (upstream nextDispatchR). */
   nextDispatchR = 0
@@ -655,9 +696,27 @@ export class QueueSet {
     }
   }
 
-  /** Per-queue state for debugging (dump_queues). */
-  dumpQueues(): Array<{ index: number; waiting: number; executing: number; seatsInUse: number; nextDispatchR: number }> {
-    return this.#queues.map((q) => ({ index: q.index, waiting: q.waiting.length, executing: q.executing, seatsInUse: q.seatsInUse, nextDispatchR: ssToSeatSeconds(q.nextDispatchR) }))
+  /** The state of every queue and request, for the debug endpoints (upstream QueueSet.Dump). */
+  dump(): QueueSetDump {
+    this.#syncTime(this.#clock.now())
+    const view = (e: Entry): RequestDump => ({
+      req: e.req, arrivalTime: e.arrivalTime, startTime: e.state === 'waiting' ? undefined : e.startTime,
+      initialSeats: e.initialSeats, finalSeats: e.finalSeats, additionalLatencyMs: e.additionalLatencyMs,
+    })
+    const totals: RejectCounts = { 'queue-full': 0, 'concurrency-limit': 0, 'time-out': 0, 'cancelled': 0 }
+    let dispatched = 0
+    for (const c of this.#counters.values()) {
+      dispatched += c.dispatched
+      for (const k of Object.keys(totals) as RejectReason[]) totals[k] += c.rejected[k]
+    }
+    return {
+      queues: this.#queues.map((q) => ({
+        index: q.index, waiting: q.waiting.map(view), executing: [...q.running].map(view), executingRequests: q.executing,
+        seatsInUse: q.seatsInUse, nextDispatchR: q.nextDispatchR,
+        initialSeatsSum: q.waiting.reduce((n, e) => n + e.initialSeats, 0), maxSeatsSum: q.seatsSum, totalWorkSum: q.workSum,
+      })),
+      waiting: this.#totWaiting, executing: this.#totExecuting, dispatched, rejected: totals,
+    }
   }
 
   // ---- internals
@@ -779,6 +838,7 @@ export class QueueSet {
     const now = this.#clock.now()
     this.#start(head, Math.max(head.initialSeats, head.finalSeats), now)
     minQueue.executing++
+    minQueue.running.add(head)
     minQueue.seatsInUse += head.seats
     minQueue.nextDispatchR += head.totalWork
     this.#boundNextDispatch(minQueue)
@@ -864,6 +924,7 @@ export class QueueSet {
     const q = e.queue
     if (q !== null) {
       q.executing--
+      q.running.delete(e)
       // The queue's start R moves by (G - actual service time) × initial seats.
       q.nextDispatchR -= seatsTimesMs(e.initialSeats, ESTIMATED_SERVICE_MS - (now - e.startTime))
       this.#boundNextDispatch(q)

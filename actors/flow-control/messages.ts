@@ -55,7 +55,33 @@ export interface MetricsMsg { op: 'metrics'; id: number }
 /** Answered once the configuration reflects every FlowSchema and level write up to resourceVersion `rv`. */
 export interface SyncMsg { op: 'sync'; id: number; rv: number }
 
-export type FlowMsg = EnqueueMsg | FinishMsg | CancelMsg | KickMsg | ReportMsg | MetricsMsg | SyncMsg
+/** A debug dump (answered by a DumpReply with the same id): the actor asks every front-end for its requests first. */
+export interface DumpMsg { op: 'dump'; id: number; what: DumpKind; details: boolean }
+/** A front-end's answer to the actor's collect request `id`: its flow-controlled requests in flight. */
+export interface CollectedMsg { op: 'collected'; id: number; entries: InflightEntry[] }
+
+export type FlowMsg = EnqueueMsg | FinishMsg | CancelMsg | KickMsg | ReportMsg | MetricsMsg | SyncMsg | DumpMsg | CollectedMsg
+
+/** The three debug endpoints of upstream: /debug/api_priority_and_fairness/dump_<kind>. */
+export type DumpKind = 'priority_levels' | 'queues' | 'requests'
+
+/**
+ * A request a front-end holds under APF: `ticket` 0 for one that took its seats itself (fast path or exempt), else
+ * its actor ticket (waiting or dispatched by the actor). Times in milliseconds since the epoch (start 0: not yet).
+ */
+export interface InflightEntry {
+  ticket: number
+  level: number
+  fs: string
+  fd: string
+  arrive: number
+  start: number
+  seats: number
+  finalSeats: number
+  latencyMs: number
+  /** With includeRequestDetails: user, verb, path, namespace, name, apiVersion, resource, subresource. */
+  details?: string[]
+}
 
 export interface LocalCounts {
   level: string
@@ -71,6 +97,7 @@ export type DecisionKind = 'dispatched' | 'rejected' | 'timeout' | 'cancelled'
 export interface Decision { id: number; d: DecisionKind; reason?: string; retryAfter?: number }
 export interface MetricsReply { id: number; metrics: FlowMetrics }
 export interface SyncReply { id: number; rv: number }
+export interface DumpReply { id: number; text: string }
 
 /** The replica of the configuration a front-end classifies against. */
 export interface ConfigReplica {
@@ -92,7 +119,12 @@ export interface LevelReplica {
   maxSeats: number
 }
 
-export interface ActorOut { replies?: Array<Decision | MetricsReply | SyncReply>; config?: ConfigReplica }
+export interface ActorOut {
+  replies?: Array<Decision | MetricsReply | SyncReply | DumpReply>
+  config?: ConfigReplica
+  /** Collect requests: answer each with a CollectedMsg (with request details when asked). */
+  collect?: Array<{ id: number; details: boolean }>
+}
 
 // ---------------------------------------------------------------- metrics
 

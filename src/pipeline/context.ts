@@ -34,6 +34,8 @@ export class RequestContext {
   /** APF: seats held on that level, and the flow-control actor's ticket when the request was queued there (0 = none). */
   seatCount: number
   flowTicket: number
+  /** APF: when a queued request got its seats (performance.now()); 0 when it took them on arrival. */
+  seatedAt: number
   /** Per-stage durations in milliseconds. */
   timings: Record<string, number>
   readonly start: number
@@ -63,6 +65,7 @@ export class RequestContext {
     this.seat = -1
     this.seatCount = 0
     this.flowTicket = 0
+    this.seatedAt = 0
     this.timings = {}
     this.start = performance.now()
     this.responseHeaders = []

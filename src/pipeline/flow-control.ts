@@ -6,7 +6,7 @@ import type { Obj } from '../registry/define.js'
 import { mandatoryFlowSchemas } from '../registry/resources/flowcontrol.apiserver.orch.io/bootstrap.js'
 import {
   L_IN_USE, L_LIMIT, L_WAITING, LEVEL_CATCH_ALL, LEVEL_EXEMPT, MUTATING_SLOT, READONLY_SLOT, UNLIMITED, levelSlot,
-  type ConfigReplica, type LocalCounts,
+  type ConfigReplica, type InflightEntry, type LocalCounts,
 } from '../../actors/flow-control/messages.js'
 import { FlowClient, RetryAfterTracker, compileFlowSchema, estimateWidth, flowDistinguisher } from '../../actors/flow-control/client.js'
 import type { RequestContext } from './context.js'
@@ -46,6 +46,7 @@ export function configureFlowControl(c: FlowConfig): void {
     mode = 'apf'
     client = new FlowClient(c.port)
     client.onConfig(applyReplica)
+    client.onCollect(collectInflight)
     applyReplica(BUILT_IN)
     setInterval(reportCounts, REPORT_MS).unref()
   } else {
@@ -90,6 +91,7 @@ export function releaseSeat(ctx: RequestContext): void {
     ctx.seat = -1
     return
   }
+  inflight.delete(ctx)
   // A watch holds its seats while it sends its initial events: the front-end calls the stream right after the
   // pipeline returns, within this turn, so the seats go back on the next one.
   if (ctx.info.verb === 'watch') {
@@ -108,6 +110,33 @@ function giveBack(level: number, n: number, ticket: number): void {
   if (n > 0) Atomics.sub(seats, levelSlot(level, L_IN_USE), n)
   if (ticket !== 0) client?.finish(ticket)
   else if (n > 0 && Atomics.load(seats, levelSlot(level, L_WAITING)) > 0) client?.kick(level)
+}
+
+// ---------------------------------------------------------------- requests in flight (debug dumps)
+
+/** This thread's flow-controlled requests that hold seats or wait for them, with their FlowSchema. */
+const inflight = new Map<RequestContext, SchemaRef>()
+
+/** Answers the actor's collect: every request of this thread under APF (the dump_* debug endpoints). */
+function collectInflight(details: boolean): InflightEntry[] {
+  const out: InflightEntry[] = []
+  const origin = performance.timeOrigin
+  for (const [ctx, s] of inflight) {
+    const level = s.level
+    const arrive = origin + ctx.start + (ctx.timings.authenticate ?? 0)
+    const e: InflightEntry = {
+      ticket: ctx.flowTicket, level: level.index, fs: s.name,
+      fd: level.queues > 1 ? flowDistinguisher(s.obj, { info: ctx.info, user: ctx.user ?? ANONYMOUS }) : '',
+      arrive, start: ctx.seatedAt > 0 ? origin + ctx.seatedAt : ctx.seat >= 0 ? arrive : 0,
+      seats: ctx.seatCount, finalSeats: 0, latencyMs: 0,
+    }
+    if (details) {
+      const i = ctx.info
+      e.details = [ctx.user?.username ?? '', i.verb, i.path, i.namespace, i.name, i.group ? `${i.group}/${i.version}` : i.version, i.resource, i.subresource]
+    }
+    out.push(e)
+  }
+  return out
 }
 
 // ---------------------------------------------------------------- the replica
@@ -269,6 +298,7 @@ function priorityAndFairness(ctx: RequestContext): void | Promise<void> {
     ctx.seat = level.index
     ctx.seatCount = 1
     s.counts.dispatched++
+    inflight.set(ctx, s)
     return
   }
   const n = widthOf(ctx, level)
@@ -276,6 +306,7 @@ function priorityAndFairness(ctx: RequestContext): void | Promise<void> {
     ctx.seat = level.index
     ctx.seatCount = n
     s.counts.dispatched++
+    inflight.set(ctx, s)
     return
   }
   if (level.kind === 'Reject' || client === null) {
@@ -289,12 +320,18 @@ function priorityAndFairness(ctx: RequestContext): void | Promise<void> {
   const { id, decision } = c.enqueue(level.index, s.name, fd, n, 0, 0)
   // The client goes away while the request waits: the actor withdraws it from its queue (it never executes).
   ctx.onAbort = () => c.cancel(id)
+  ctx.flowTicket = id
+  ctx.seatCount = n
+  inflight.set(ctx, s)
   return decision.then((d) => {
     ctx.onAbort = undefined
-    if (d.d !== 'dispatched') throw tooManyRequestsPlain(d.retryAfter ?? 1)
+    if (d.d !== 'dispatched') {
+      inflight.delete(ctx)
+      ctx.flowTicket = 0
+      throw tooManyRequestsPlain(d.retryAfter ?? 1)
+    }
     ctx.seat = level.index
-    ctx.seatCount = n
-    ctx.flowTicket = id
+    ctx.seatedAt = performance.now()
     // The client went away as the decision crossed the cancel: give the seats back at once (the pipeline's finally does).
     if (ctx.aborted) throw tooManyRequestsPlain(1)
   })

@@ -58,7 +58,7 @@ function onRequest(res: HttpResponse, req: HttpRequest): void {
       c.aborted = true
       const f = c.onAbort
       c.onAbort = undefined
-      f?.()
+      if (f) try { f() } catch (err) { log.error({ err }, 'abort callback failed') }
     })
     if (HAS_BODY.has(method)) readBody(res, c)
     else void run(res, c)

@@ -275,7 +275,15 @@ t.test('a one-seat Queue level queues concurrent requests instead of rejecting t
   if (throttled) t.match(String(throttled.headers['retry-after']), /^\d+$/)
 })
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
+const DEBUG = '/debug/api_priority_and_fairness'
+
+/** A dump as rows of trimmed cells keyed by the header's column names. */
+async function dump(what: string, query = ''): Promise<Array<Record<string, string>>> {
+  const r = await get(`${DEBUG}/dump_${what}${query}`)
+  if (r.status !== 200) throw new Error(`dump_${what}: ${r.status} ${r.text}`)
+  const [head, ...rows] = r.text.split('\n').filter((l) => l !== '').map((l) => l.split(',').map((c) => c.trim()))
+  return rows.map((cells) => Object.fromEntries(head.map((h, i) => [h, cells[i]])))
+}
 
 /** A request on its own socket, to be cut off client-side (destroy) while the server still holds it. */
 function rawRequest(path: string, token: string): { socket: net.Socket; answered: Promise<string> } {
@@ -308,23 +316,32 @@ t.test('a queued request whose client disconnects is withdrawn from its queue', 
   })
   // The controller's status write for the new FlowSchema is done: from here on only this test writes.
   await waitFor('the Dangling condition of withdraw', async () => ((await get(`${FS}/withdraw`)).json.status?.conditions?.length ? true : undefined))
+  const level = async () => (await dump('priority_levels')).find((r) => r.PriorityLevelName === 'withdraw') as Record<string, string>
+  const carols = async () => (await dump('requests', '?includeRequestDetails=1')).filter((r) => r.PriorityLevelName === 'withdraw')
   // A: holds the one seat. It reads at the next resourceVersion, which no write has taken yet, so it waits for the
   // next write anywhere (or 3 s: 504 Too large resource version).
   const cm = await s.request('POST', '/api/v1/namespaces/default/configmaps', { apiVersion: 'v1', kind: 'ConfigMap', metadata: { generateName: 'rv-' } }, admin())
   t.equal(cm.status, 201)
   const next = Number(cm.json.metadata.resourceVersion) + 1
   let aDone = false
-  const a = s.request('GET', `/api/v1/namespaces/default/podtemplates/none?resourceVersion=${next}`, undefined, as('carol-token')).then((r) => { aDone = true; return r })
-  await sleep(300)
+  const aPath = '/api/v1/namespaces/default/podtemplates/none'
+  const a = s.request('GET', `${aPath}?resourceVersion=${next}`, undefined, as('carol-token')).then((r) => { aDone = true; return r })
+  const executing = await waitFor('A to execute', async () => (await carols()).find((r) => r.APIPath === aPath))
+  t.match(executing, { FlowSchemaName: 'withdraw', QueueIndex: '-1', RequestIndexInQueue: '-1', InitialSeats: '1', UserName: 'carol', Verb: 'get', Namespace: 'default', Name: 'none', APIVersion: 'v1', Resource: 'podtemplates' }, 'A took the seat itself')
   // B: queued behind A; then its client goes away.
   const b = rawRequest('/api/v1/namespaces/default/configmaps?limit=1', 'carol-token')
-  await sleep(300)
+  const waiting = await waitFor('B to wait in the queue', async () => (await carols()).find((r) => r.RequestIndexInQueue === '0'))
+  t.match(waiting, { QueueIndex: '0', Verb: 'list', Resource: 'configmaps', StartTime: '0001-01-01T00:00:00Z' }, 'B waits at the head of queue 0')
+  t.match((await dump('queues')).find((r) => r.PriorityLevelName === 'withdraw'), { Index: '0', PendingRequests: '1', InitialSeatsSum: '1', MaxSeatsSum: '1' })
+  t.match(await level(), { WaitingRequests: '1', ExecutingRequests: '1', IsIdle: 'false', CancelledRequests: '0' })
   b.socket.destroy()
   await b.answered
-  await sleep(200)
-  // C: finds room in the queue only if B left it.
+  await waitFor('B to be withdrawn', async () => ((await level()).WaitingRequests === '0' ? true : undefined))
+  t.match(await level(), { WaitingRequests: '0', ExecutingRequests: '1', CancelledRequests: '1', TimedoutRequests: '0' }, 'B left its queue as cancelled')
+  t.same((await carols()).map((r) => r.APIPath), [aPath], 'only A is left')
+  // C: finds room in the queue only because B left it.
   const c = s.request('GET', '/api/v1/namespaces/default/configmaps?limit=1', undefined, as('carol-token')).then((r) => ({ r, aDoneBefore: aDone }))
-  await sleep(200)
+  await waitFor('C to wait in the queue', async () => ((await level()).WaitingRequests === '1' ? true : undefined))
   t.notOk(aDone, 'A still holds the seat')
   // Release A: the write it waits for.
   const release = await s.request('POST', '/api/v1/namespaces/default/configmaps', { apiVersion: 'v1', kind: 'ConfigMap', metadata: { generateName: 'release-' } }, admin())
@@ -333,6 +350,32 @@ t.test('a queued request whose client disconnects is withdrawn from its queue', 
   t.equal(ar.status, 404, 'A held its seat until the write released it (not the 3 s limit)')
   t.equal(cr.status, 200, `the request after the withdrawn one was queued and served (not refused as queue-full): ${cr.text.slice(0, 80)}`)
   t.ok(aDoneBefore, 'and it ran once A had finished')
+  await waitFor('the level to be idle', async () => ((await level()).IsIdle === 'true' ? true : undefined))
+  t.match(await level(), { CancelledRequests: '1', RejectedRequests: '1' })
+})
+
+t.test('the debug dumps: upstream columns, text tables', async (t) => {
+  const raw = await get(`${DEBUG}/dump_priority_levels`)
+  t.equal(raw.status, 200)
+  t.match(String(raw.headers['content-type']), /^text\/plain/)
+  const lines = raw.text.split('\n')
+  t.match(lines[0], /^PriorityLevelName, ActiveQueues, IsIdle, IsQuiescing, WaitingRequests, ExecutingRequests, DispatchedRequests, RejectedRequests, TimedoutRequests, CancelledRequests$/)
+  t.equal(lines[lines.length - 1], '', 'every line ends with a newline')
+  // Columns are aligned: every row has its cells at the header's offsets.
+  const offsets = (l: string) => [...l.matchAll(/, +/g)].map((m) => (m.index as number) + m[0].length)
+  for (const l of lines.slice(1, -1)) t.same(offsets(l), offsets(lines[0]), `aligned: ${l.split(',')[0]}`)
+  const pls = await dump('priority_levels')
+  t.same(pls.map((r) => r.PriorityLevelName), [...pls.map((r) => r.PriorityLevelName)].sort(), 'levels in name order')
+  t.ok(pls.some((r) => r.PriorityLevelName === 'exempt' && Number(r.ExecutingRequests) >= 1), 'the dump itself executes on exempt')
+  const queues = await dump('queues')
+  t.equal(queues.filter((r) => r.PriorityLevelName === 'global-default').length, 128, 'one row per queue of a Queue level')
+  t.notOk(queues.some((r) => r.PriorityLevelName === 'exempt' || r.PriorityLevelName === 'catch-all'), 'levels without queues have no rows')
+  t.match(queues[0], { NextDispatchR: /^\d+\.\d{8}ss$/, TotalWorkSum: /^\d+\.\d{8}ss$/ })
+  const plain = (await get(`${DEBUG}/dump_requests`)).text.split('\n')[0]
+  t.match(plain, /^PriorityLevelName, FlowSchemaName, QueueIndex, RequestIndexInQueue, FlowDistingsher, ArriveTime, +InitialSeats, FinalSeats, AdditionalLatency, StartTime *$/)
+  const own = (await dump('requests', '?includeRequestDetails=1')).find((r) => r.APIPath === `${DEBUG}/dump_requests`)
+  t.match(own, { PriorityLevelName: 'exempt', FlowSchemaName: 'exempt', QueueIndex: '-1', RequestIndexInQueue: '-1', InitialSeats: '1', FinalSeats: '0', AdditionalLatency: '0s', Verb: 'get', UserName: /./ })
+  t.match(own?.ArriveTime, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z$/)
 })
 
 t.test('--enable-priority-and-fairness=false falls back to max-in-flight', async (t) => {
@@ -343,6 +386,7 @@ t.test('--enable-priority-and-fairness=false falls back to max-in-flight', async
   t.equal(r.headers['x-orch-pf-flowschema-uid'], undefined, 'no classification headers')
   const list = await off.request('GET', FS, undefined, { authorization: `Bearer ${off.adminToken}` })
   t.same(list.json.items, [], 'no configuration objects are made')
+  t.equal((await off.request('GET', `${DEBUG}/dump_priority_levels`, undefined, { authorization: `Bearer ${off.adminToken}` })).status, 404, 'no APF debug endpoints')
   let throttled: Reply | undefined
   for (let round = 0; round < 5 && throttled === undefined; round++) {
     const rs = await Promise.all(Array.from({ length: 30 }, (_, i) => off.request('POST', '/api/v1/namespaces/default/configmaps', { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: `m-${round}-${i}` } }, as('slowpoke-token'))))
@@ -352,5 +396,22 @@ t.test('--enable-priority-and-fairness=false falls back to max-in-flight', async
   if (throttled) {
     t.equal(throttled.headers['retry-after'], '1')
     t.equal(throttled.text, `${TOO_MANY}\n`)
+  }
+})
+
+t.test('the debug endpoints are non-resource URLs under RBAC: system:masters may, others get 403', async (t) => {
+  const rbac = await startServer({ args: ['--token-auth-file', tokenFile] })
+  t.teardown(() => rbac.stop())
+  for (const what of ['priority_levels', 'queues', 'requests']) {
+    const path = `${DEBUG}/dump_${what}`
+    const ok = await rbac.request('GET', path)
+    t.equal(ok.status, 200, `${what}: system:masters`)
+    t.match(ok.text, /^PriorityLevelName, /)
+    const no = await rbac.requestAs('alice-token', 'GET', path)
+    t.equal(no.status, 403, `${what}: alice`)
+    t.same(no.json, {
+      kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure',
+      message: `forbidden: User "alice" cannot get path "${path}"`, reason: 'Forbidden', details: {}, code: 403,
+    })
   }
 })

@@ -1,7 +1,7 @@
 import t from 'tap'
 import {
   ESTIMATED_SERVICE_MS, Histogram, QueueSet, SeatDemandIntegrator, WAIT_DURATION_BUCKETS,
-  estimateWidth, priorityLevelMaxSeats, seatsTimesMs, ssToSeatSeconds,
+  estimateWidth, formatSeatSeconds, priorityLevelMaxSeats, seatsTimesMs, ssToSeatSeconds,
   type Clock, type Decision, type FlowRequest, type QueueSetConfig, type RejectReason,
 } from '../../../actors/flow-control/fair-queuing.js'
 
@@ -268,6 +268,33 @@ t.test('cancel and finish of a waiting request withdraw it', async (t) => {
   qs.finish(a.req)
   qs.finish(a.req)
   t.ok(qs.isIdle(), 'finish is idempotent')
+})
+
+t.test('dump: waiting requests in queue order, executing ones by queue, sums and totals', async (t) => {
+  const { qs, submit, clock } = harness({ concurrencyLimit: 1, queues: 2, handSize: 1 })
+  const a = submit('a', { hash: 0 })
+  clock.advance(5)
+  const b = submit('b', { hash: 0, width: { initialSeats: 1, finalSeats: 2, additionalLatencyMs: 5 } })
+  const c = submit('c', { hash: 0 })
+  qs.cancel(c.req)
+  const d = qs.dump()
+  t.equal(d.waiting, 1)
+  t.equal(d.executing, 1)
+  t.same(d.rejected, { 'queue-full': 0, 'concurrency-limit': 0, 'time-out': 0, 'cancelled': 1 })
+  const q = d.queues.find((x) => x.waiting.length > 0)!
+  t.equal(q.waiting[0].req, b.req)
+  t.match(q.waiting[0], { arrivalTime: 1005, startTime: undefined, initialSeats: 1, finalSeats: 2, additionalLatencyMs: 5 })
+  t.equal(q.initialSeatsSum, 1)
+  t.equal(q.maxSeatsSum, 2)
+  t.equal(q.totalWorkSum, seatsTimesMs(1, ESTIMATED_SERVICE_MS) + seatsTimesMs(2, 5))
+  t.equal(q.executing.length, 1, 'a runs from the same queue')
+  t.equal(q.executing[0].req, a.req)
+  t.equal(q.executingRequests, 1)
+  qs.finish(a.req)
+  t.equal(qs.dump().queues.reduce((n, x) => n + x.executing.length, 0), 1, 'b dispatched')
+  t.equal(formatSeatSeconds(0), '0.00000000ss')
+  t.equal(formatSeatSeconds(seatsTimesMs(1, 3)), '0.00300000ss')
+  t.equal(formatSeatSeconds(seatsTimesMs(4, 2500)), '10.00000000ss')
 })
 
 t.test('Reject levels never queue', async (t) => {
