@@ -15,6 +15,7 @@ export class FlowClient {
   #kicks: Set<number> | null = null
   #onConfig: ((c: ConfigReplica) => void) | null = null
   #onCollect: ((details: boolean) => InflightEntry[]) | null = null
+  #onWatchCounts: ((counts: Array<[string, number]>) => void) | null = null
   #closed = false
 
   constructor(port: MessagePort) {
@@ -24,6 +25,9 @@ export class FlowClient {
 
   /** Called with every configuration the actor pushes (the latest replaces the previous). */
   onConfig(fn: (c: ConfigReplica) => void): void { this.#onConfig = fn }
+
+  /** Called with the server-wide watch counts whenever they change. */
+  onWatchCounts(fn: (counts: Array<[string, number]>) => void): void { this.#onWatchCounts = fn }
 
   /** What this thread answers when the actor collects the requests in flight (none without it). */
   onCollect(fn: (details: boolean) => InflightEntry[]): void { this.#onCollect = fn }
@@ -57,7 +61,10 @@ export class FlowClient {
     this.#kicks.add(level)
   }
 
-  report(counts: LocalCounts[]): void { if (counts.length > 0) this.#send({ op: 'report', counts }) }
+  /** Local decisions since the last report, and this thread's watch counts when they changed. */
+  report(counts: LocalCounts[], watches?: Array<[string, number]>): void {
+    if (counts.length > 0 || watches !== undefined) this.#send(watches === undefined ? { op: 'report', counts } : { op: 'report', counts, watches })
+  }
 
   metrics(): Promise<FlowMetrics> {
     const id = this.#nextId++
@@ -104,6 +111,7 @@ export class FlowClient {
   #receive(buf: Uint8Array): void {
     const msg = packr.unpack(buf) as ActorOut
     if (msg.config && this.#onConfig) this.#onConfig(msg.config)
+    if (msg.watchCounts && this.#onWatchCounts) this.#onWatchCounts(msg.watchCounts)
     if (msg.collect) {
       for (const c of msg.collect) {
         let entries: InflightEntry[] = []

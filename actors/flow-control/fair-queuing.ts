@@ -641,6 +641,12 @@ export class QueueSet {
     return true
   }
 
+  /** The final phase of a request as it stands (narrowed to the limit at dispatch if it was wider). */
+  finalPhaseOf(req: FlowRequest): { finalSeats: number; additionalLatencyMs: number } | undefined {
+    const e = this.#entries.get(req)
+    return e === undefined ? undefined : { finalSeats: e.finalSeats, additionalLatencyMs: e.additionalLatencyMs }
+  }
+
   statusOf(req: FlowRequest): RequestStatus | undefined {
     const e = this.#entries.get(req)
     if (e === undefined) return undefined

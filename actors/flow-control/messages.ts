@@ -48,8 +48,11 @@ export interface FinishMsg { op: 'finish'; id: number }
 export interface CancelMsg { op: 'cancel'; id: number }
 /** Fast-path seats were given back on these levels, which have waiters: dispatch what now fits. */
 export interface KickMsg { op: 'kick'; levels: number[] }
-/** Counters of a front-end's own decisions since its last report (fast path and local rejections). */
-export interface ReportMsg { op: 'report'; counts: LocalCounts[] }
+/**
+ * Counters of a front-end's own decisions since its last report (fast path and local rejections), and its watches
+ * by what they watch when they changed (`group/resource/namespace/name` → count; see WatchCounts).
+ */
+export interface ReportMsg { op: 'report'; counts: LocalCounts[]; watches?: Array<[string, number]> }
 /** Ask for the current metrics (answered by a Metrics reply with the same id). */
 export interface MetricsMsg { op: 'metrics'; id: number }
 /** Answered once the configuration reflects every FlowSchema and level write up to resourceVersion `rv`. */
@@ -94,7 +97,8 @@ export interface LocalCounts {
 // ---------------------------------------------------------------- actor → front-end
 
 export type DecisionKind = 'dispatched' | 'rejected' | 'timeout' | 'cancelled'
-export interface Decision { id: number; d: DecisionKind; reason?: string; retryAfter?: number }
+/** A dispatched write with final seats says what it got (the final seats narrowed to the limit, the latency stretched). */
+export interface Decision { id: number; d: DecisionKind; reason?: string; retryAfter?: number; finalSeats?: number; latencyMs?: number }
 export interface MetricsReply { id: number; metrics: FlowMetrics }
 export interface SyncReply { id: number; rv: number }
 export interface DumpReply { id: number; text: string }
@@ -124,6 +128,16 @@ export interface ActorOut {
   config?: ConfigReplica
   /** Collect requests: answer each with a CollectedMsg (with request details when asked). */
   collect?: Array<{ id: number; details: boolean }>
+  /** The watches of every front-end together, when they changed (the width of writes depends on them). */
+  watchCounts?: Array<[string, number]>
+}
+
+/**
+ * The key of a set of similar watches (upstream's watch tracker): `group/resource/namespace/name`, namespace and name
+ * empty when the watch spans them.
+ */
+export function watchKey(group: string, resource: string, namespace: string, name: string): string {
+  return `${group}/${resource}/${namespace}/${name}`
 }
 
 // ---------------------------------------------------------------- metrics

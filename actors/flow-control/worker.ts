@@ -249,6 +249,8 @@ class Peer {
   readonly port: MessagePort
   readonly name: string
   readonly tickets = new Map<number, Ticket>()
+  /** This front-end's watches (its last report). */
+  watches = new Map<string, number>()
   #out: ActorOut | null = null
 
   constructor(port: MessagePort, name: string) {
@@ -269,6 +271,7 @@ class Peer {
 
   reply(r: Decision | MetricsReply | SyncReply | DumpReply): void { (this.#queue().replies ??= []).push(r) }
   pushConfig(c: ConfigReplica): void { this.#queue().config = c }
+  pushWatchCounts(c: Array<[string, number]>): void { this.#queue().watchCounts = c }
   collect(id: number, details: boolean): void { (this.#queue().collect ??= []).push({ id, details }) }
 
   close(): void {
@@ -278,6 +281,10 @@ class Peer {
     for (const [id, g] of gathers) {
       g.waiting.delete(this)
       if (g.waiting.size === 0) finishGather(id)
+    }
+    if (this.watches.size > 0) {
+      this.watches = new Map()
+      sumWatchCounts()
     }
   }
 
@@ -321,6 +328,10 @@ function handle(peer: Peer, m: FlowMsg): void {
       }
       return
     case 'report':
+      if (m.watches !== undefined) {
+        peer.watches = new Map(m.watches)
+        sumWatchCounts()
+      }
       for (const c of m.counts) {
         const l = levels.get(c.level)
         if (l === undefined) continue
@@ -376,15 +387,19 @@ function enqueue(peer: Peer, id: number, index: number, fs: string, fd: string, 
   }
   const t: Ticket = { level: l, qs, req }
   peer.tickets.set(id, t)
+  const dispatched = (): void => {
+    const f = finalSeats > 0 ? qs.finalPhaseOf(req) : undefined
+    peer.reply(f === undefined ? { id, d: 'dispatched' } : { id, d: 'dispatched', finalSeats: f.finalSeats, latencyMs: f.additionalLatencyMs })
+  }
   const answer = qs.submit(req, (decision, reason) => {
-    if (decision === 'dispatched') peer.reply({ id, d: 'dispatched' })
+    if (decision === 'dispatched') dispatched()
     else {
       peer.tickets.delete(id)
       peer.reply({ id, d: decision, reason, retryAfter: l.retry.recordDrop() })
     }
     l.markWaiting()
   })
-  if (answer === 'dispatched') { peer.reply({ id, d: 'dispatched' }); return }
+  if (answer === 'dispatched') { dispatched(); return }
   if (answer === 'rejected') {
     peer.tickets.delete(id)
     peer.reply({ id, d: 'rejected', reason: qs.statusOf(req)?.reason ?? 'queue-full', retryAfter: l.retry.recordDrop() })
@@ -394,6 +409,21 @@ function enqueue(peer: Peer, id: number, index: number, fs: string, fd: string, 
   l.markWaiting()
   qs.dispatch()
   l.markWaiting()
+}
+
+// ---------------------------------------------------------------- watch counts
+
+let watchTotals = ''
+
+/** The watches of all front-ends together, pushed to every front-end when they change (they size writes). */
+function sumWatchCounts(): void {
+  const sum = new Map<string, number>()
+  for (const p of peers) for (const [k, n] of p.watches) sum.set(k, (sum.get(k) ?? 0) + n)
+  const list = [...sum].sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0))
+  const key = JSON.stringify(list)
+  if (key === watchTotals) return
+  watchTotals = key
+  for (const p of peers) p.pushWatchCounts(list)
 }
 
 // ---------------------------------------------------------------- debug dumps
@@ -579,6 +609,7 @@ export default async function run(task: FlowTask): Promise<unknown> {
       const peer = new Peer(task.port, task.name)
       peers.add(peer)
       if (replica !== null) peer.pushConfig(replica)
+      if (watchTotals !== '') peer.pushWatchCounts(JSON.parse(watchTotals) as Array<[string, number]>)
       return { ok: true }
     }
     case 'source': {
