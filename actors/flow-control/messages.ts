@@ -98,7 +98,16 @@ export interface LocalCounts {
 
 export type DecisionKind = 'dispatched' | 'rejected' | 'timeout' | 'cancelled'
 /** A dispatched write with final seats says what it got (the final seats narrowed to the limit, the latency stretched). */
-export interface Decision { id: number; d: DecisionKind; reason?: string; retryAfter?: number; finalSeats?: number; latencyMs?: number }
+export interface Decision {
+  id: number
+  d: DecisionKind
+  reason?: string
+  retryAfter?: number
+  finalSeats?: number
+  latencyMs?: number
+  /** Milliseconds the request waited in its queue at the actor (the rest of the stage is the trip there and back). */
+  queuedMs?: number
+}
 export interface MetricsReply { id: number; metrics: FlowMetrics }
 export interface SyncReply { id: number; rv: number }
 export interface DumpReply { id: number; text: string }

@@ -388,8 +388,9 @@ function enqueue(peer: Peer, id: number, index: number, fs: string, fd: string, 
   const t: Ticket = { level: l, qs, req }
   peer.tickets.set(id, t)
   const dispatched = (): void => {
+    const queuedMs = Math.round((qs.statusOf(req)?.waitedMs ?? 0) * 1000) / 1000
     const f = finalSeats > 0 ? qs.finalPhaseOf(req) : undefined
-    peer.reply(f === undefined ? { id, d: 'dispatched' } : { id, d: 'dispatched', finalSeats: f.finalSeats, latencyMs: f.additionalLatencyMs })
+    peer.reply(f === undefined ? { id, d: 'dispatched', queuedMs } : { id, d: 'dispatched', queuedMs, finalSeats: f.finalSeats, latencyMs: f.additionalLatencyMs })
   }
   const answer = qs.submit(req, (decision, reason) => {
     if (decision === 'dispatched') dispatched()

@@ -392,6 +392,8 @@ function priorityAndFairness(ctx: RequestContext): void | Promise<void> {
     }
     ctx.seat = level.index
     ctx.seatedAt = performance.now()
+    // Part of the stage's time (a dotted key: a part, not a stage): the wait in the actor's queue; the rest is the trip.
+    if (d.queuedMs !== undefined) ctx.timings['flowControl.queue'] = d.queuedMs
     if (d.finalSeats !== undefined) {
       ctx.finalSeats = d.finalSeats
       ctx.additionalLatencyMs = d.latencyMs ?? 0

@@ -4,6 +4,7 @@ import {
   estimateWidth, formatSeatSeconds, priorityLevelMaxSeats, seatsTimesMs, ssToSeatSeconds,
   type Clock, type Decision, type FlowRequest, type QueueSetConfig, type RejectReason,
 } from '../../../actors/flow-control/fair-queuing.js'
+import { flowHash } from '../../../actors/flow-control/dealer.js'
 
 /** Time that moves only when told to; timers fire in order while it moves. */
 class ManualClock implements Clock {
@@ -555,4 +556,37 @@ t.test('per-level max seats', async (t) => {
   t.equal(priorityLevelMaxSeats(245, 6), 37)
   t.equal(priorityLevelMaxSeats(49, 6), 8)
   t.equal(priorityLevelMaxSeats(3, 8), 1, 'at least 1')
+})
+
+/**
+ * The bench's fairness scenario in virtual time: CL 4, 64 queues of hand 6, an elephant of 40 closed-loop clients
+ * and a mouse of one, each request served for exactly S. Every free seat goes to the smallest virtual finish; the
+ * mouse's next request, arriving as its last one frees its seat to an elephant, waits for the next round of
+ * completions: exactly S, never more, while the elephant's requests wait about 10 S (40 clients on 4 seats).
+ */
+t.test('a mouse beside an elephant at 10x the seats waits one service time, the elephant ten', async (t) => {
+  const clock = new ManualClock()
+  const qs = new QueueSet({ name: 'bench', kind: 'Queue', concurrencyLimit: 4, queues: 64, handSize: 6, queueLengthLimit: 50 }, { clock, requestTimeoutMs: 1e9 })
+  const S = 5
+  const waits: Record<string, number[]> = { mouse: [], elephant: [] }
+  const hashes: Record<string, bigint> = { mouse: flowHash('bench', 'mouse'), elephant: flowHash('bench', 'elephant') }
+  const issue = (who: string): void => {
+    const req: FlowRequest = { flowSchema: 'bench', flowDistinguisher: who, hash: hashes[who] }
+    const t0 = clock.now()
+    const run = (): void => {
+      waits[who].push(clock.now() - t0)
+      clock.setTimer(() => { qs.finish(req); clock.setTimer(() => issue(who), 0) }, S)
+    }
+    if (qs.submit(req, (d) => { if (d === 'dispatched') run() }) === 'dispatched') run()
+  }
+  for (let i = 0; i < 40; i++) issue('elephant')
+  issue('mouse')
+  clock.advance(5_000)
+  const settled = (xs: number[]) => xs.slice(20)
+  const mouse = settled(waits.mouse)
+  const elephant = settled(waits.elephant)
+  t.ok(mouse.length > 400, `${mouse.length} mouse requests`)
+  t.equal(Math.max(...mouse), S, 'the mouse never waits more than one round')
+  const mean = elephant.reduce((a, b) => a + b, 0) / elephant.length
+  t.ok(mean > 9 * S && mean < 11 * S, `the elephant waits about 10 S (${(mean / S).toFixed(2)} S)`)
 })
