@@ -24,7 +24,7 @@ const TOKENS = { elephant: 'elephant-token', mouse: 'mouse-token' }
 export const apfFairness: Scenario = {
   name: 'apf-fairness',
   summary: `an elephant flow at ${OVERLOAD}x the seats of a Queue level and a mouse flow on the same level (mouse p99 vs alone); GET throughput with APF on vs off`,
-  options: ['connections', 'object-size', 'objects', 'repeat'],
+  options: ['connections', 'object-size', 'objects', 'repeat', 'parts'],
   defaults: { connections: 32, repeat: 3 },
   smokeDefaults: { repeat: 1 },
   needsOwnServer: true,
@@ -34,11 +34,15 @@ export const apfFairness: Scenario = {
     const common = ['--token-auth-file', tokenFile, '--authorization-mode', 'AlwaysAllow']
     const rows: Row[] = []
     const ratios = []
+    const parts = ctx.list('parts')
+    // With access lines (--log-level info) each flow's rows carry its server-side stages (flowControl.queue: the
+    // wait in the actor's queue, part of flowControl; the rest of flowControl is the trip to the actor and back).
+    const info = ctx.list('log-level')[0] === 'info'
 
     // ---- fairness: rounds of (mouse alone, mouse beside the elephant) on one server, order alternating
     const rounds = Math.max(1, ctx.int('repeat'))
     const med = (xs: number[]) => { const v = [...xs].sort((a, b) => a - b); return v.length % 2 ? v[(v.length - 1) / 2] : (v[v.length / 2 - 1] + v[v.length / 2]) / 2 }
-    {
+    if (parts.includes('fairness')) {
       const srv = await start(ctx, [...common, ...SERVER_FLAGS])
       try {
         await configureLevel(ctx, srv)
@@ -77,9 +81,10 @@ export const apfFairness: Scenario = {
         closeAll(mouseConns)
         closeAll(elephantConns)
         if (lastAlone && lastBeside && lastElephant) {
-          rows.push(loadRow('orch', `mouse alone: POST configmap, 1 conn (p99 per round: ${p99.alone.join(', ')} ms)`, 'req/s', lastAlone.r, lastAlone.w, { details: { p99: p99.alone, p50: p50.alone } }))
-          rows.push(loadRow('orch', `mouse beside the elephant: POST configmap, 1 conn, level CL ${LEVEL_CL} (p99 per round: ${p99.beside.join(', ')} ms)`, 'req/s', lastBeside.r, lastBeside.w, { details: { p99: p99.beside, p50: p50.beside } }))
-          rows.push(loadRow('orch', `elephant: POST configmap, ${LEVEL_CL * OVERLOAD} conns (${OVERLOAD}x the level's seats; last round)`, 'req/s', lastElephant.r, lastElephant.w))
+          const stages = async (l: { r: LoadResult }, user: string) => (info ? srv.accessTimings(l.r.window, user) : undefined)
+          rows.push(loadRow('orch', `mouse alone: POST configmap, 1 conn (p99 per round: ${p99.alone.join(', ')} ms)`, 'req/s', lastAlone.r, lastAlone.w, { details: { p99: p99.alone, p50: p50.alone }, stageTimings: await stages(lastAlone, 'mouse') }))
+          rows.push(loadRow('orch', `mouse beside the elephant: POST configmap, 1 conn, level CL ${LEVEL_CL} (p99 per round: ${p99.beside.join(', ')} ms)`, 'req/s', lastBeside.r, lastBeside.w, { details: { p99: p99.beside, p50: p50.beside }, stageTimings: await stages(lastBeside, 'mouse') }))
+          rows.push(loadRow('orch', `elephant: POST configmap, ${LEVEL_CL * OVERLOAD} conns (${OVERLOAD}x the level's seats; last round)`, 'req/s', lastElephant.r, lastElephant.w, { stageTimings: await stages(lastElephant, 'elephant') }))
         }
         ratios.push(ratio(`mouse p99 beside the elephant vs alone (medians of ${rounds})`, med(p99.beside), med(p99.alone), 2, true))
         ratios.push(ratio(`mouse p50 beside the elephant vs alone (medians of ${rounds})`, med(p50.beside), med(p50.alone)))
@@ -89,6 +94,7 @@ export const apfFairness: Scenario = {
     }
 
     // ---- cost: GET by name as a user classified by the suggested FlowSchemas (global-default), APF on vs off
+    if (!parts.includes('cost')) return { rows, ratios }
     const C = ctx.int('connections')
     const N = Math.max(1, ctx.int('objects'))
     const paths = Array.from({ length: N }, (_, i) => `${CONFIGMAPS}/${seqName('apf-', i, 8)}`)

@@ -1,11 +1,11 @@
 // The facade a front-end (or the main thread) holds for the flow-control actor: messages batched per event-loop turn, decisions by id, the configuration replica pushed.
 import type { MessagePort } from 'node:worker_threads'
 import { Packr } from 'msgpackr'
-import type { ActorOut, ConfigReplica, Decision, FlowMetrics, FlowMsg, LocalCounts, MetricsReply, SyncReply } from './messages.js'
+import type { ActorOut, ConfigReplica, Decision, DumpKind, DumpReply, FlowMetrics, FlowMsg, InflightEntry, LocalCounts, MetricsReply, SyncReply } from './messages.js'
 
 const packr = new Packr({ useRecords: false, moreTypes: false })
 
-type Pending = (reply: Decision | MetricsReply | SyncReply) => void
+type Pending = (reply: Decision | MetricsReply | SyncReply | DumpReply) => void
 
 export class FlowClient {
   readonly #port: MessagePort
@@ -14,6 +14,8 @@ export class FlowClient {
   #out: FlowMsg[] | null = null
   #kicks: Set<number> | null = null
   #onConfig: ((c: ConfigReplica) => void) | null = null
+  #onCollect: ((details: boolean) => InflightEntry[]) | null = null
+  #onWatchCounts: ((counts: Array<[string, number]>) => void) | null = null
   #closed = false
 
   constructor(port: MessagePort) {
@@ -23,6 +25,19 @@ export class FlowClient {
 
   /** Called with every configuration the actor pushes (the latest replaces the previous). */
   onConfig(fn: (c: ConfigReplica) => void): void { this.#onConfig = fn }
+
+  /** Called with the server-wide watch counts whenever they change. */
+  onWatchCounts(fn: (counts: Array<[string, number]>) => void): void { this.#onWatchCounts = fn }
+
+  /** What this thread answers when the actor collects the requests in flight (none without it). */
+  onCollect(fn: (details: boolean) => InflightEntry[]): void { this.#onCollect = fn }
+
+  /** The text of a debug dump (upstream's /debug/api_priority_and_fairness/dump_<what>). */
+  dump(what: DumpKind, details: boolean): Promise<string> {
+    const id = this.#nextId++
+    this.#send({ op: 'dump', id, what, details })
+    return new Promise((resolve) => { this.#pending.set(id, (r) => resolve((r as DumpReply).text)) })
+  }
 
   /** Queues a request on its level; resolves with the actor's decision. `id` is the ticket for finish/cancel. */
   enqueue(level: number, fs: string, fd: string, seats: number, finalSeats: number, latencyMs: number): { id: number; decision: Promise<Decision> } {
@@ -46,7 +61,10 @@ export class FlowClient {
     this.#kicks.add(level)
   }
 
-  report(counts: LocalCounts[]): void { if (counts.length > 0) this.#send({ op: 'report', counts }) }
+  /** Local decisions since the last report, and this thread's watch counts when they changed. */
+  report(counts: LocalCounts[], watches?: Array<[string, number]>): void {
+    if (counts.length > 0 || watches !== undefined) this.#send(watches === undefined ? { op: 'report', counts } : { op: 'report', counts, watches })
+  }
 
   metrics(): Promise<FlowMetrics> {
     const id = this.#nextId++
@@ -93,6 +111,14 @@ export class FlowClient {
   #receive(buf: Uint8Array): void {
     const msg = packr.unpack(buf) as ActorOut
     if (msg.config && this.#onConfig) this.#onConfig(msg.config)
+    if (msg.watchCounts && this.#onWatchCounts) this.#onWatchCounts(msg.watchCounts)
+    if (msg.collect) {
+      for (const c of msg.collect) {
+        let entries: InflightEntry[] = []
+        try { if (this.#onCollect) entries = this.#onCollect(c.details) } catch { entries = [] }
+        this.#send({ op: 'collected', id: c.id, entries })
+      }
+    }
     if (msg.replies) {
       for (const r of msg.replies) {
         const p = this.#pending.get(r.id)

@@ -31,6 +31,11 @@ export const WAIT_DURATION_BUCKETS: readonly number[] = [0, 0.005, 0.02, 0.05, 0
 /** SeatsTimesDuration: seats × ms in seat-second units (rounded like upstream). */
 export function seatsTimesMs(seats: number, ms: number): number { return Math.round(seats * ms * (SS_SCALE / 1000)) }
 export function ssToSeatSeconds(ss: number): number { return ss / SS_SCALE }
+/** Seat-seconds the way upstream prints them: whole part, eight decimals, "ss". */
+export function formatSeatSeconds(ss: number): string {
+  const v = Math.round(Math.abs(ss))
+  return `${ss < 0 ? '-' : ''}${Math.floor(v / SS_SCALE)}.${String(v % SS_SCALE).padStart(8, '0')}ss`
+}
 
 /** R is wound back by R_DECREMENT once it reaches HIGH_R, keeping every reading an exact integer. */
 const R_DECREMENT = 2 ** 51
@@ -243,10 +248,11 @@ export class Histogram {
 // ---------------------------------------------------------------- queue set
 
 export type PriorityLevelKind = 'Exempt' | 'Reject' | 'Queue'
-export type Decision = 'dispatched' | 'rejected' | 'timeout'
-export type RejectReason = 'queue-full' | 'concurrency-limit' | 'time-out'
+export type Decision = 'dispatched' | 'rejected' | 'timeout' | 'cancelled'
+/** Upstream's reject reasons: no room in the queue, no seat on a Reject level, the wait limit, the client went away while queued. */
+export type RejectReason = 'queue-full' | 'concurrency-limit' | 'time-out' | 'cancelled'
 export type DecisionCallback = (decision: Decision, reason?: RejectReason) => void
-export type RequestState = 'waiting' | 'executing' | 'lingering' | 'done' | 'rejected' | 'timeout'
+export type RequestState = 'waiting' | 'executing' | 'lingering' | 'done' | 'rejected' | 'timeout' | 'cancelled'
 
 export interface QueueSetConfig {
   /** The priority level name (metrics label). */
@@ -303,7 +309,39 @@ export interface RequestStatus {
   waitedMs: number
 }
 
-export interface RejectCounts { 'queue-full': number; 'concurrency-limit': number; 'time-out': number }
+/** One request in a dump: times in the queue set's clock (ms); startTime is unset while it waits. */
+export interface RequestDump {
+  req: FlowRequest
+  arrivalTime: number
+  startTime: number | undefined
+  initialSeats: number
+  finalSeats: number
+  additionalLatencyMs: number
+}
+
+export interface QueueDump {
+  index: number
+  /** Waiting requests in queue order, and those dispatched from this queue that still execute. */
+  waiting: RequestDump[]
+  executing: RequestDump[]
+  executingRequests: number
+  seatsInUse: number
+  /** Seat-second units (SS_SCALE per seat-second), as are the work sums. */
+  nextDispatchR: number
+  initialSeatsSum: number
+  maxSeatsSum: number
+  totalWorkSum: number
+}
+
+export interface QueueSetDump {
+  queues: QueueDump[]
+  waiting: number
+  executing: number
+  dispatched: number
+  rejected: RejectCounts
+}
+
+export interface RejectCounts { 'queue-full': number; 'concurrency-limit': number; 'time-out': number; 'cancelled': number }
 
 export interface FlowSchemaMetrics {
   dispatched: number
@@ -337,7 +375,7 @@ export interface QueueSetMetrics {
 
 class Counters {
   dispatched = 0
-  rejected: RejectCounts = { 'queue-full': 0, 'concurrency-limit': 0, 'time-out': 0 }
+  rejected: RejectCounts = { 'queue-full': 0, 'concurrency-limit': 0, 'time-out': 0, 'cancelled': 0 }
   waitingRequests = 0
   waitingSeats = 0
   executingRequests = 0
@@ -347,6 +385,7 @@ class Counters {
 }
 
 class Entry {
+  readonly req: FlowRequest
   readonly flowSchema: string
   readonly counters: Counters
   readonly initialSeats: number
@@ -370,6 +409,7 @@ class Entry {
   onDecision: DecisionCallback | undefined = undefined
 
   constructor(req: FlowRequest, counters: Counters, now: number, r: number) {
+    this.req = req
     this.flowSchema = req.flowSchema
     this.counters = counters
     const w = req.width
@@ -398,6 +438,8 @@ class Queue {
   workSum = 0
   seatsSum = 0
   executing = 0
+  /** The requests dispatched from this queue that still execute (for the debug dump). */
+  readonly running = new Set<Entry>()
   seatsInUse = 0
   /** Virtual start time of the head (upstream nextDispatchR). */
   nextDispatchR = 0
@@ -574,7 +616,7 @@ export class QueueSet {
 
   /**
    * The request is done: executing requests give back their seats (after their additional latency, if any);
-   * a request still waiting is withdrawn (client gone: counted as a time-out). Idempotent.
+   * a request still waiting is withdrawn (client gone: counted as cancelled). Idempotent.
    */
   finish(req: FlowRequest): void {
     const e = this.#entries.get(req)
@@ -588,12 +630,21 @@ export class QueueSet {
     this.#flush()
   }
 
-  /** Withdraws a waiting request (client disconnect): it leaves its queue and is answered 'timeout'. */
+  /**
+   * Withdraws a waiting request (its client went away): it leaves its queue, never executes, and is answered
+   * 'cancelled' (upstream's reject reason for a request whose context ended while it waited).
+   */
   cancel(req: FlowRequest): boolean {
     const e = this.#entries.get(req)
     if (e === undefined || e.state !== 'waiting') return false
-    this.#expire(e)
+    this.#withdraw(e, 'cancelled')
     return true
+  }
+
+  /** The final phase of a request as it stands (narrowed to the limit at dispatch if it was wider). */
+  finalPhaseOf(req: FlowRequest): { finalSeats: number; additionalLatencyMs: number } | undefined {
+    const e = this.#entries.get(req)
+    return e === undefined ? undefined : { finalSeats: e.finalSeats, additionalLatencyMs: e.additionalLatencyMs }
   }
 
   statusOf(req: FlowRequest): RequestStatus | undefined {
@@ -627,7 +678,7 @@ export class QueueSet {
   metrics(): QueueSetMetrics {
     this.#syncTime(this.#clock.now())
     const flowSchemas: Record<string, FlowSchemaMetrics> = {}
-    const rejected: RejectCounts = { 'queue-full': 0, 'concurrency-limit': 0, 'time-out': 0 }
+    const rejected: RejectCounts = { 'queue-full': 0, 'concurrency-limit': 0, 'time-out': 0, 'cancelled': 0 }
     let dispatched = 0
     for (const [fs, c] of this.#counters) {
       dispatched += c.dispatched
@@ -651,9 +702,27 @@ export class QueueSet {
     }
   }
 
-  /** Per-queue state for debugging (dump_queues). */
-  dumpQueues(): Array<{ index: number; waiting: number; executing: number; seatsInUse: number; nextDispatchR: number }> {
-    return this.#queues.map((q) => ({ index: q.index, waiting: q.waiting.length, executing: q.executing, seatsInUse: q.seatsInUse, nextDispatchR: ssToSeatSeconds(q.nextDispatchR) }))
+  /** The state of every queue and request, for the debug endpoints (upstream QueueSet.Dump). */
+  dump(): QueueSetDump {
+    this.#syncTime(this.#clock.now())
+    const view = (e: Entry): RequestDump => ({
+      req: e.req, arrivalTime: e.arrivalTime, startTime: e.state === 'waiting' ? undefined : e.startTime,
+      initialSeats: e.initialSeats, finalSeats: e.finalSeats, additionalLatencyMs: e.additionalLatencyMs,
+    })
+    const totals: RejectCounts = { 'queue-full': 0, 'concurrency-limit': 0, 'time-out': 0, 'cancelled': 0 }
+    let dispatched = 0
+    for (const c of this.#counters.values()) {
+      dispatched += c.dispatched
+      for (const k of Object.keys(totals) as RejectReason[]) totals[k] += c.rejected[k]
+    }
+    return {
+      queues: this.#queues.map((q) => ({
+        index: q.index, waiting: q.waiting.map(view), executing: [...q.running].map(view), executingRequests: q.executing,
+        seatsInUse: q.seatsInUse, nextDispatchR: q.nextDispatchR,
+        initialSeatsSum: q.waiting.reduce((n, e) => n + e.initialSeats, 0), maxSeatsSum: q.seatsSum, totalWorkSum: q.workSum,
+      })),
+      waiting: this.#totWaiting, executing: this.#totExecuting, dispatched, rejected: totals,
+    }
   }
 
   // ---- internals
@@ -775,6 +844,7 @@ export class QueueSet {
     const now = this.#clock.now()
     this.#start(head, Math.max(head.initialSeats, head.finalSeats), now)
     minQueue.executing++
+    minQueue.running.add(head)
     minQueue.seatsInUse += head.seats
     minQueue.nextDispatchR += head.totalWork
     this.#boundNextDispatch(minQueue)
@@ -810,7 +880,7 @@ export class QueueSet {
 
   #reject(e: Entry, reason: RejectReason, now: number): void {
     e.counters.rejected[reason]++
-    this.#decide(e, reason === 'time-out' ? 'timeout' : 'rejected', reason, now)
+    this.#decide(e, reason === 'time-out' ? 'timeout' : reason === 'cancelled' ? 'cancelled' : 'rejected', reason, now)
     this.#noteDemand()
   }
 
@@ -822,7 +892,7 @@ export class QueueSet {
       e.counters.dispatched++
       e.counters.waitExecuted.observe(waitedSeconds)
     } else {
-      e.state = decision === 'timeout' ? 'timeout' : 'rejected'
+      e.state = decision
       e.reason = reason
       e.counters.waitRejected.observe(waitedSeconds)
     }
@@ -833,10 +903,15 @@ export class QueueSet {
     }
   }
 
-  /** Wait limit reached or the client went away. */
+  /** Wait limit reached. */
   #expire(e: Entry): void {
-    if (e.state !== 'waiting') return
     e.timer = undefined
+    this.#withdraw(e, 'time-out')
+  }
+
+  /** A waiting request leaves its queue without executing (wait limit, or its client went away). */
+  #withdraw(e: Entry, reason: 'time-out' | 'cancelled'): void {
+    if (e.state !== 'waiting') return
     const now = this.#clock.now()
     this.#syncTime(now)
     const q = e.queue
@@ -844,7 +919,7 @@ export class QueueSet {
       this.#leaveQueue(e)
       this.#boundNextDispatch(q)
     }
-    this.#reject(e, 'time-out', now)
+    this.#reject(e, reason, now)
     this.#dispatchAsMuchAsPossible()
     this.#flush()
   }
@@ -855,6 +930,7 @@ export class QueueSet {
     const q = e.queue
     if (q !== null) {
       q.executing--
+      q.running.delete(e)
       // The queue's start R moves by (G - actual service time) × initial seats.
       q.nextDispatchR -= seatsTimesMs(e.initialSeats, ESTIMATED_SERVICE_MS - (now - e.startTime))
       this.#boundNextDispatch(q)

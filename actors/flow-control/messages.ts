@@ -48,14 +48,43 @@ export interface FinishMsg { op: 'finish'; id: number }
 export interface CancelMsg { op: 'cancel'; id: number }
 /** Fast-path seats were given back on these levels, which have waiters: dispatch what now fits. */
 export interface KickMsg { op: 'kick'; levels: number[] }
-/** Counters of a front-end's own decisions since its last report (fast path and local rejections). */
-export interface ReportMsg { op: 'report'; counts: LocalCounts[] }
+/**
+ * Counters of a front-end's own decisions since its last report (fast path and local rejections), and its watches
+ * by what they watch when they changed (`group/resource/namespace/name` → count; see WatchCounts).
+ */
+export interface ReportMsg { op: 'report'; counts: LocalCounts[]; watches?: Array<[string, number]> }
 /** Ask for the current metrics (answered by a Metrics reply with the same id). */
 export interface MetricsMsg { op: 'metrics'; id: number }
 /** Answered once the configuration reflects every FlowSchema and level write up to resourceVersion `rv`. */
 export interface SyncMsg { op: 'sync'; id: number; rv: number }
 
-export type FlowMsg = EnqueueMsg | FinishMsg | CancelMsg | KickMsg | ReportMsg | MetricsMsg | SyncMsg
+/** A debug dump (answered by a DumpReply with the same id): the actor asks every front-end for its requests first. */
+export interface DumpMsg { op: 'dump'; id: number; what: DumpKind; details: boolean }
+/** A front-end's answer to the actor's collect request `id`: its flow-controlled requests in flight. */
+export interface CollectedMsg { op: 'collected'; id: number; entries: InflightEntry[] }
+
+export type FlowMsg = EnqueueMsg | FinishMsg | CancelMsg | KickMsg | ReportMsg | MetricsMsg | SyncMsg | DumpMsg | CollectedMsg
+
+/** The three debug endpoints of upstream: /debug/api_priority_and_fairness/dump_<kind>. */
+export type DumpKind = 'priority_levels' | 'queues' | 'requests'
+
+/**
+ * A request a front-end holds under APF: `ticket` 0 for one that took its seats itself (fast path or exempt), else
+ * its actor ticket (waiting or dispatched by the actor). Times in milliseconds since the epoch (start 0: not yet).
+ */
+export interface InflightEntry {
+  ticket: number
+  level: number
+  fs: string
+  fd: string
+  arrive: number
+  start: number
+  seats: number
+  finalSeats: number
+  latencyMs: number
+  /** With includeRequestDetails: user, verb, path, namespace, name, apiVersion, resource, subresource. */
+  details?: string[]
+}
 
 export interface LocalCounts {
   level: string
@@ -67,10 +96,21 @@ export interface LocalCounts {
 
 // ---------------------------------------------------------------- actor → front-end
 
-export type DecisionKind = 'dispatched' | 'rejected' | 'timeout'
-export interface Decision { id: number; d: DecisionKind; reason?: string; retryAfter?: number }
+export type DecisionKind = 'dispatched' | 'rejected' | 'timeout' | 'cancelled'
+/** A dispatched write with final seats says what it got (the final seats narrowed to the limit, the latency stretched). */
+export interface Decision {
+  id: number
+  d: DecisionKind
+  reason?: string
+  retryAfter?: number
+  finalSeats?: number
+  latencyMs?: number
+  /** Milliseconds the request waited in its queue at the actor (the rest of the stage is the trip there and back). */
+  queuedMs?: number
+}
 export interface MetricsReply { id: number; metrics: FlowMetrics }
 export interface SyncReply { id: number; rv: number }
+export interface DumpReply { id: number; text: string }
 
 /** The replica of the configuration a front-end classifies against. */
 export interface ConfigReplica {
@@ -92,7 +132,22 @@ export interface LevelReplica {
   maxSeats: number
 }
 
-export interface ActorOut { replies?: Array<Decision | MetricsReply | SyncReply>; config?: ConfigReplica }
+export interface ActorOut {
+  replies?: Array<Decision | MetricsReply | SyncReply | DumpReply>
+  config?: ConfigReplica
+  /** Collect requests: answer each with a CollectedMsg (with request details when asked). */
+  collect?: Array<{ id: number; details: boolean }>
+  /** The watches of every front-end together, when they changed (the width of writes depends on them). */
+  watchCounts?: Array<[string, number]>
+}
+
+/**
+ * The key of a set of similar watches (upstream's watch tracker): `group/resource/namespace/name`, namespace and name
+ * empty when the watch spans them.
+ */
+export function watchKey(group: string, resource: string, namespace: string, name: string): string {
+  return `${group}/${resource}/${namespace}/${name}`
+}
 
 // ---------------------------------------------------------------- metrics
 

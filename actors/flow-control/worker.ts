@@ -7,13 +7,14 @@ import {
   type ConcurrencyLimits, type ConcurrencyPlan, type FlowConfig, type PriorityLevelInfo, type SeatDemandStats,
 } from './config.js'
 import { flowHash } from './dealer.js'
-import { QueueSet, SeatDemandIntegrator, WAIT_DURATION_BUCKETS, realClock, type FlowRequest, type QueueSetConfig } from './fair-queuing.js'
+import { QueueSet, SeatDemandIntegrator, WAIT_DURATION_BUCKETS, formatSeatSeconds, realClock, type FlowRequest, type QueueSetConfig, type RequestDump } from './fair-queuing.js'
+import { GO_ZERO_TIME, goDuration, rfc3339Nano, tabwrite } from '../../src/machinery/tabwriter.js'
 import { RetryAfterTracker } from './retry-after.js'
 import { ConfigSource, type ConfigObjects } from './source.js'
 import {
   L_IN_USE, L_LIMIT, L_WAITING, LEVEL_CATCH_ALL, LEVEL_EXEMPT, MAX_LEVELS, MUTATING_SLOT, READONLY_SLOT, UNLIMITED, levelSlot,
-  type ActorOut, type ConfigReplica, type Decision, type FlowMetrics, type FlowMsg, type FlowSchemaCounters, type LevelMetrics,
-  type MetricsReply, type SyncReply,
+  type ActorOut, type ConfigReplica, type Decision, type DumpKind, type DumpReply, type FlowMetrics, type FlowMsg, type FlowSchemaCounters,
+  type InflightEntry, type LevelMetrics, type MetricsReply, type SyncReply,
 } from './messages.js'
 
 export interface FlowInit {
@@ -69,7 +70,7 @@ class Level {
   /** What front-ends decided themselves (fast-path dispatches, Reject-level rejections), per FlowSchema. */
   readonly local = new Map<string, { dispatched: number; rejected: number }>()
   /** Rejections by reason of requests that never reached a queue set (front-end decisions included). */
-  readonly rejections: Record<string, number> = { 'queue-full': 0, 'concurrency-limit': 0, 'time-out': 0 }
+  readonly rejections: Record<string, number> = { 'queue-full': 0, 'concurrency-limit': 0, 'time-out': 0, 'cancelled': 0 }
   readonly inUseSlot: number
   readonly waitingSlot: number
   readonly limitSlot: number
@@ -248,6 +249,8 @@ class Peer {
   readonly port: MessagePort
   readonly name: string
   readonly tickets = new Map<number, Ticket>()
+  /** This front-end's watches (its last report). */
+  watches = new Map<string, number>()
   #out: ActorOut | null = null
 
   constructor(port: MessagePort, name: string) {
@@ -266,13 +269,23 @@ class Peer {
     port.on('close', () => this.close())
   }
 
-  reply(r: Decision | MetricsReply | SyncReply): void { (this.#queue().replies ??= []).push(r) }
+  reply(r: Decision | MetricsReply | SyncReply | DumpReply): void { (this.#queue().replies ??= []).push(r) }
   pushConfig(c: ConfigReplica): void { this.#queue().config = c }
+  pushWatchCounts(c: Array<[string, number]>): void { this.#queue().watchCounts = c }
+  collect(id: number, details: boolean): void { (this.#queue().collect ??= []).push({ id, details }) }
 
   close(): void {
     peers.delete(this)
     for (const t of this.tickets.values()) t.qs.finish(t.req)
     this.tickets.clear()
+    for (const [id, g] of gathers) {
+      g.waiting.delete(this)
+      if (g.waiting.size === 0) finishGather(id)
+    }
+    if (this.watches.size > 0) {
+      this.watches = new Map()
+      sumWatchCounts()
+    }
   }
 
   #queue(): ActorOut {
@@ -315,6 +328,10 @@ function handle(peer: Peer, m: FlowMsg): void {
       }
       return
     case 'report':
+      if (m.watches !== undefined) {
+        peer.watches = new Map(m.watches)
+        sumWatchCounts()
+      }
       for (const c of m.counts) {
         const l = levels.get(c.level)
         if (l === undefined) continue
@@ -334,6 +351,17 @@ function handle(peer: Peer, m: FlowMsg): void {
       if (source !== null) source.read()
       peer.reply({ id: m.id, rv: generation })
       return
+    case 'dump':
+      startDump(peer, m.id, m.what, m.details)
+      return
+    case 'collected': {
+      const g = gathers.get(m.id)
+      if (g === undefined) return
+      g.got.set(peer, m.entries)
+      g.waiting.delete(peer)
+      if (g.waiting.size === 0) finishGather(m.id)
+      return
+    }
   }
 }
 
@@ -359,15 +387,20 @@ function enqueue(peer: Peer, id: number, index: number, fs: string, fd: string, 
   }
   const t: Ticket = { level: l, qs, req }
   peer.tickets.set(id, t)
+  const dispatched = (): void => {
+    const queuedMs = Math.round((qs.statusOf(req)?.waitedMs ?? 0) * 1000) / 1000
+    const f = finalSeats > 0 ? qs.finalPhaseOf(req) : undefined
+    peer.reply(f === undefined ? { id, d: 'dispatched', queuedMs } : { id, d: 'dispatched', queuedMs, finalSeats: f.finalSeats, latencyMs: f.additionalLatencyMs })
+  }
   const answer = qs.submit(req, (decision, reason) => {
-    if (decision === 'dispatched') peer.reply({ id, d: 'dispatched' })
+    if (decision === 'dispatched') dispatched()
     else {
       peer.tickets.delete(id)
       peer.reply({ id, d: decision, reason, retryAfter: l.retry.recordDrop() })
     }
     l.markWaiting()
   })
-  if (answer === 'dispatched') { peer.reply({ id, d: 'dispatched' }); return }
+  if (answer === 'dispatched') { dispatched(); return }
   if (answer === 'rejected') {
     peer.tickets.delete(id)
     peer.reply({ id, d: 'rejected', reason: qs.statusOf(req)?.reason ?? 'queue-full', retryAfter: l.retry.recordDrop() })
@@ -377,6 +410,139 @@ function enqueue(peer: Peer, id: number, index: number, fs: string, fd: string, 
   l.markWaiting()
   qs.dispatch()
   l.markWaiting()
+}
+
+// ---------------------------------------------------------------- watch counts
+
+let watchTotals = ''
+
+/** The watches of all front-ends together, pushed to every front-end when they change (they size writes). */
+function sumWatchCounts(): void {
+  const sum = new Map<string, number>()
+  for (const p of peers) for (const [k, n] of p.watches) sum.set(k, (sum.get(k) ?? 0) + n)
+  const list = [...sum].sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0))
+  const key = JSON.stringify(list)
+  if (key === watchTotals) return
+  watchTotals = key
+  for (const p of peers) p.pushWatchCounts(list)
+}
+
+// ---------------------------------------------------------------- debug dumps
+
+/**
+ * A dump that needs the front-ends' requests in flight (the fast path takes seats without telling the actor): every
+ * peer is asked, and the dump is written once all have answered or COLLECT_TIMEOUT_MS has passed.
+ */
+interface Gather {
+  what: DumpKind
+  details: boolean
+  requester: Peer
+  replyId: number
+  waiting: Set<Peer>
+  got: Map<Peer, InflightEntry[]>
+  timer: NodeJS.Timeout
+}
+const gathers = new Map<number, Gather>()
+let nextGather = 1
+const COLLECT_TIMEOUT_MS = 1000
+
+function startDump(peer: Peer, id: number, what: DumpKind, details: boolean): void {
+  if (what === 'queues') { peer.reply({ id, text: dumpQueues() }); return }
+  const gid = nextGather++
+  const g: Gather = { what, details, requester: peer, replyId: id, waiting: new Set(peers), got: new Map(), timer: setTimeout(() => finishGather(gid), COLLECT_TIMEOUT_MS) }
+  gathers.set(gid, g)
+  for (const p of g.waiting) p.collect(gid, details)
+}
+
+function finishGather(id: number): void {
+  const g = gathers.get(id)
+  if (g === undefined) return
+  gathers.delete(id)
+  clearTimeout(g.timer)
+  let text: string
+  try { text = g.what === 'priority_levels' ? dumpPriorityLevels(g.got) : dumpRequests(g.got, g.details) } catch (err) {
+    log.error({ err, dump: g.what }, 'flow-control dump failed')
+    text = ''
+  }
+  if (peers.has(g.requester)) g.requester.reply({ id: g.replyId, text })
+}
+
+/** Levels in name order: the configured ones, and removed ones that still have requests (quiescing). */
+function dumpLevels(): Level[] {
+  return [...levels.values()].filter((l) => l.present || l.inUse() > 0 || !(l.qs?.isIdle() ?? true)).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))
+}
+
+const row = (cells: Array<string | number | boolean>): string => cells.join(',\t')
+/** The actor's clock (performance.now) as milliseconds since the epoch. */
+const epochOf = (t: number): number => performance.timeOrigin + t
+
+function dumpPriorityLevels(got: Map<Peer, InflightEntry[]>): string {
+  const own = new Map<number, number>()
+  for (const entries of got.values()) for (const e of entries) if (e.ticket === 0) own.set(e.level, (own.get(e.level) ?? 0) + 1)
+  const lines = [row(['PriorityLevelName', 'ActiveQueues', 'IsIdle', 'IsQuiescing', 'WaitingRequests', 'ExecutingRequests', 'DispatchedRequests', 'RejectedRequests', 'TimedoutRequests', 'CancelledRequests'])]
+  for (const l of dumpLevels()) {
+    const d = l.qs?.dump()
+    const waiting = d?.waiting ?? 0
+    const executing = (d?.executing ?? 0) + (own.get(l.index) ?? 0)
+    let dispatched = d?.dispatched ?? 0
+    for (const c of l.local.values()) dispatched += c.dispatched
+    const rejected: Record<string, number> = { ...l.rejections }
+    if (d) for (const [k, v] of Object.entries(d.rejected)) rejected[k] = (rejected[k] ?? 0) + v
+    const rejectedTotal = Object.values(rejected).reduce((a, b) => a + b, 0)
+    lines.push(row([l.name, d ? d.queues.filter((q) => q.waiting.length > 0).length : 0, waiting === 0 && executing === 0, !l.present, waiting, executing, dispatched, rejectedTotal, rejected['time-out'] ?? 0, rejected.cancelled ?? 0]))
+  }
+  return tabwrite(lines.map((x) => x + '\n').join(''))
+}
+
+function dumpQueues(): string {
+  const lines = [row(['PriorityLevelName', 'Index', 'PendingRequests', 'ExecutingRequests', 'SeatsInUse', 'NextDispatchR', 'InitialSeatsSum', 'MaxSeatsSum', 'TotalWorkSum'])]
+  for (const l of dumpLevels()) {
+    const d = l.qs?.dump()
+    if (!d) continue
+    for (const q of d.queues) {
+      lines.push(row([l.name, q.index, q.waiting.length, q.executingRequests, q.seatsInUse, formatSeatSeconds(q.nextDispatchR), q.initialSeatsSum, q.maxSeatsSum, formatSeatSeconds(q.totalWorkSum)]))
+    }
+  }
+  return tabwrite(lines.map((x) => x + '\n').join(''))
+}
+
+const DETAIL_COLUMNS = ['UserName', 'Verb', 'APIPath', 'Namespace', 'Name', 'APIVersion', 'Resource', 'SubResource']
+
+function dumpRequests(got: Map<Peer, InflightEntry[]>, details: boolean): string {
+  // The front-ends know who asked (details) and the requests that took their seats themselves (ticket 0).
+  const byTicket = new Map<Peer, Map<number, InflightEntry>>()
+  for (const [p, entries] of got) {
+    const m = new Map<number, InflightEntry>()
+    for (const e of entries) if (e.ticket !== 0) m.set(e.ticket, e)
+    byTicket.set(p, m)
+  }
+  const detailsOf = new Map<FlowRequest, string[] | undefined>()
+  for (const p of peers) for (const [id, t] of p.tickets) detailsOf.set(t.req, byTicket.get(p)?.get(id)?.details)
+  const header = ['PriorityLevelName', 'FlowSchemaName', 'QueueIndex', 'RequestIndexInQueue', 'FlowDistingsher', 'ArriveTime', 'InitialSeats', 'FinalSeats', 'AdditionalLatency', 'StartTime']
+  const lines = [row(details ? [...header, ...DETAIL_COLUMNS] : header)]
+  const push = (cells: Array<string | number>, d: string[] | undefined): void => {
+    lines.push(row(details ? [...cells, ...DETAIL_COLUMNS.map((_, i) => d?.[i] ?? '')] : cells))
+  }
+  const fromQueue = (level: string, iq: number, ir: number, r: RequestDump): void => push([
+    level, r.req.flowSchema, iq, ir, r.req.flowDistinguisher ?? '', rfc3339Nano(epochOf(r.arrivalTime)), r.initialSeats, r.finalSeats,
+    goDuration(r.additionalLatencyMs * 1e6), r.startTime === undefined ? GO_ZERO_TIME : rfc3339Nano(epochOf(r.startTime)),
+  ], detailsOf.get(r.req))
+  for (const l of dumpLevels()) {
+    const d = l.qs?.dump()
+    if (d) {
+      for (const q of d.queues) {
+        q.waiting.forEach((r, ir) => fromQueue(l.name, q.index, ir, r))
+        for (const r of q.executing) fromQueue(l.name, q.index, -1, r)
+      }
+    }
+    for (const entries of got.values()) {
+      for (const e of entries) {
+        if (e.ticket !== 0 || e.level !== l.index) continue
+        push([l.name, e.fs, -1, -1, e.fd, rfc3339Nano(e.arrive), e.seats, e.finalSeats, goDuration(e.latencyMs * 1e6), rfc3339Nano(e.start || e.arrive)], e.details)
+      }
+    }
+  }
+  return tabwrite(lines.map((x) => x + '\n').join(''))
 }
 
 // ---------------------------------------------------------------- metrics
@@ -393,7 +559,7 @@ function metrics(): FlowMetrics {
     for (const fs of fsNames) {
       const q = qm?.flowSchemas[fs]
       const loc = l.local.get(fs) ?? { dispatched: 0, rejected: 0 }
-      const rej: Record<string, number> = { 'queue-full': q?.rejected['queue-full'] ?? 0, 'concurrency-limit': (q?.rejected['concurrency-limit'] ?? 0) + loc.rejected, 'time-out': q?.rejected['time-out'] ?? 0 }
+      const rej: Record<string, number> = { 'queue-full': q?.rejected['queue-full'] ?? 0, 'concurrency-limit': (q?.rejected['concurrency-limit'] ?? 0) + loc.rejected, 'time-out': q?.rejected['time-out'] ?? 0, 'cancelled': q?.rejected.cancelled ?? 0 }
       const buckets = q?.waitExecuted.buckets ?? WAIT_DURATION_BUCKETS
       const cumulative = (q?.waitExecuted.cumulative ?? buckets.map(() => 0)).map((c) => c + loc.dispatched)
       flowSchemas[fs] = {
@@ -444,6 +610,7 @@ export default async function run(task: FlowTask): Promise<unknown> {
       const peer = new Peer(task.port, task.name)
       peers.add(peer)
       if (replica !== null) peer.pushConfig(replica)
+      if (watchTotals !== '') peer.pushWatchCounts(JSON.parse(watchTotals) as Array<[string, number]>)
       return { ok: true }
     }
     case 'source': {

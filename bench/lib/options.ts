@@ -28,6 +28,7 @@ export const OPTIONS: Record<string, OptionSpec> = {
   'lease-interval': { type: 'number', default: 10, smoke: 0.5, help: 'seconds between lease renewals of one node' },
   'pod-update-interval': { type: 'number', default: 30, smoke: 0.5, help: 'seconds between status updates of one pod' },
   repeat: { type: 'int', default: 3, smoke: 1, help: 'restarts to time' },
+  parts: { type: 'list', default: ['fairness', 'cost'], help: 'apf-fairness: which parts to run (fairness = mouse beside the elephant, cost = GETs with APF on and off)' },
   peer: { type: 'list', default: [], help: 'also measure a peer in the same run: etcd (Debian etcd-server), uws-hello (bare uWS, the HTTP ceiling)' },
   'peer-conns': { type: 'int', default: 0, smoke: 2, help: 'gRPC connections to etcd, each its own HTTP/2 connection (0 = as many as --connections); the in-flight operations are --connections' },
   client: { type: 'string', default: 'raw', help: 'HTTP client of the load generator: raw (lean net.Socket client), undici, or wrk (get only; Debian\'s wrk)' },

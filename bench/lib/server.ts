@@ -64,8 +64,8 @@ export interface Server {
   args: string[]
   stop(): Promise<void>
   kill(): Promise<void>
-  /** per-verb stage timings from the access log lines whose time falls in the window (epoch ms) */
-  accessTimings(window?: [number, number]): Promise<StageTimings[]>
+  /** per-verb stage timings from the access log lines whose time falls in the window (epoch ms), of one user if given */
+  accessTimings(window?: [number, number], user?: string): Promise<StageTimings[]>
 }
 
 /** GET a path once; resolves with the status, or 0 when the connection fails. */
@@ -117,7 +117,7 @@ export async function launchServer(o: LaunchOptions): Promise<Server> {
     url, pid: proc.pid, dataDir, logFile, readyMs, sampler, args,
     stop: () => stopProcess(proc, exited, 'SIGTERM'),
     kill: () => stopProcess(proc, exited, 'SIGKILL'),
-    accessTimings: (window) => readAccessTimings(logFile, window),
+    accessTimings: (window, user) => readAccessTimings(logFile, window, user),
   }
 }
 
@@ -139,7 +139,7 @@ async function stopProcess(proc: ChildProcess, exited: Promise<unknown>, signal:
 /** Access lines read at most: beyond this, every k-th line is read. */
 const MAX_LINES = 200_000
 
-async function readAccessTimings(file: string, window?: [number, number]): Promise<StageTimings[]> {
+async function readAccessTimings(file: string, window?: [number, number], user?: string): Promise<StageTimings[]> {
   let size = 0
   try { size = statSync(file).size } catch { return [] }
   // an access line is about 400 bytes
@@ -150,9 +150,10 @@ async function readAccessTimings(file: string, window?: [number, number]): Promi
   for await (const line of rl) {
     if (!line.includes('"msg":"access"')) continue
     if (i++ % every !== 0) continue
-    let rec: { time?: number; verb?: string; resource?: string; url?: string; ms?: number; timings?: Record<string, number>; status?: number }
+    let rec: { time?: number; verb?: string; resource?: string; url?: string; ms?: number; timings?: Record<string, number>; status?: number; user?: string }
     try { rec = JSON.parse(line) } catch { continue }
     if (window && (rec.time === undefined || rec.time < window[0] || rec.time > window[1])) continue
+    if (user !== undefined && rec.user !== user) continue
     const sub = /^\/api[^?]*\/[^/?]+\/[^/?]+\/(status|scale|binding|eviction)(\?|$)/.exec(rec.url ?? '')?.[1]
     const verb = `${rec.verb ?? '?'} ${rec.resource ?? ''}${sub ? `/${sub}` : ''} ${rec.status ?? ''}`.replace(/\s+/g, ' ').trim()
     let v = byVerb.get(verb)
@@ -162,7 +163,8 @@ async function readAccessTimings(file: string, window?: [number, number]): Promi
     v.sum += ms
     recordNs(v.total, ms * 1e6)
     let named = 0
-    for (const [k, t] of Object.entries(rec.timings ?? {})) { v.stages[k] = (v.stages[k] ?? 0) + t; named += t }
+    // A dotted key (flowControl.queue) is a part of the stage before the dot, not a stage of its own.
+    for (const [k, t] of Object.entries(rec.timings ?? {})) { v.stages[k] = (v.stages[k] ?? 0) + t; if (!k.includes('.')) named += t }
     v.stages.other = (v.stages.other ?? 0) + Math.max(0, ms - named)
   }
   const r3 = (x: number) => Math.round(x * 1000) / 1000

@@ -31,9 +31,17 @@ export class RequestContext {
   #log: Logger | undefined
   /** Which in-flight counter holds a seat for this request (released in finally), -1 = none; under APF the priority level's index. */
   seat: number
-  /** APF: seats held on that level, and the flow-control actor's ticket when the request was queued there (0 = none). */
+  /** APF: initial seats on that level, and the flow-control actor's ticket when the request was queued there (0 = none). */
   seatCount: number
   flowTicket: number
+  /**
+   * APF: final seats of a write whose events reach many watchers, held with the initial ones while it runs and for
+   * additionalLatencyMs after it answered (upstream's work estimate). The request holds max(seatCount, finalSeats).
+   */
+  finalSeats: number
+  additionalLatencyMs: number
+  /** APF: when a queued request got its seats (performance.now()); 0 when it took them on arrival. */
+  seatedAt: number
   /** Per-stage durations in milliseconds. */
   timings: Record<string, number>
   readonly start: number
@@ -42,6 +50,8 @@ export class RequestContext {
   /** The pretty query flag. */
   pretty: boolean
   aborted: boolean
+  /** Called once when the client goes away before the answer (a stage waiting on something withdraws it). */
+  onAbort: (() => void) | undefined
   /** Keys the body repeats (field validation reports them). */
   duplicateFields: string[] | undefined
 
@@ -61,12 +71,16 @@ export class RequestContext {
     this.seat = -1
     this.seatCount = 0
     this.flowTicket = 0
+    this.finalSeats = 0
+    this.additionalLatencyMs = 0
+    this.seatedAt = 0
     this.timings = {}
     this.start = performance.now()
     this.responseHeaders = []
     const p = query.get('pretty')
     this.pretty = p !== null && p !== 'false' && p !== '0'
     this.aborted = false
+    this.onAbort = undefined
     this.duplicateFields = undefined
   }
 

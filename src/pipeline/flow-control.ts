@@ -6,7 +6,7 @@ import type { Obj } from '../registry/define.js'
 import { mandatoryFlowSchemas } from '../registry/resources/flowcontrol.apiserver.orch.io/bootstrap.js'
 import {
   L_IN_USE, L_LIMIT, L_WAITING, LEVEL_CATCH_ALL, LEVEL_EXEMPT, MUTATING_SLOT, READONLY_SLOT, UNLIMITED, levelSlot,
-  type ConfigReplica, type LocalCounts,
+  type ConfigReplica, type InflightEntry, type LocalCounts, watchKey,
 } from '../../actors/flow-control/messages.js'
 import { FlowClient, RetryAfterTracker, compileFlowSchema, estimateWidth, flowDistinguisher } from '../../actors/flow-control/client.js'
 import type { RequestContext } from './context.js'
@@ -22,6 +22,8 @@ export interface FlowConfig {
   port?: MessagePort
   /** For the width of lists and watches (object counts). */
   store?: Store
+  /** This thread's watches by watchKey (the width of writes counts the watchers of the whole server). */
+  watchCounts?: () => Map<string, number>
 }
 
 export const FLOW_SCHEMA_UID_HEADER = 'X-Orch-PF-FlowSchema-UID'
@@ -33,12 +35,17 @@ let rejected: Int32Array
 let limits: number[] = [0, 0]
 let client: FlowClient | null = null
 let store: Store | undefined
+let localWatches: (() => Map<string, number>) | undefined
+/** Watches of every front-end by watchKey, as the actor last pushed them. */
+let watchers = new Map<string, number>()
+let lastWatchReport = ''
 
 export function configureFlowControl(c: FlowConfig): void {
   seats = new Int32Array(c.seats)
   rejected = new Int32Array(c.rejected)
   limits = [c.maxReadonly, c.maxMutating]
   store = c.store
+  localWatches = c.watchCounts
   client?.close()
   client = null
   if (c.apf) {
@@ -46,6 +53,8 @@ export function configureFlowControl(c: FlowConfig): void {
     mode = 'apf'
     client = new FlowClient(c.port)
     client.onConfig(applyReplica)
+    client.onCollect(collectInflight)
+    client.onWatchCounts((counts) => { watchers = new Map(counts) })
     applyReplica(BUILT_IN)
     setInterval(reportCounts, REPORT_MS).unref()
   } else {
@@ -90,24 +99,66 @@ export function releaseSeat(ctx: RequestContext): void {
     ctx.seat = -1
     return
   }
+  inflight.delete(ctx)
+  const held = Math.max(ctx.seatCount, ctx.finalSeats)
   // A watch holds its seats while it sends its initial events: the front-end calls the stream right after the
   // pipeline returns, within this turn, so the seats go back on the next one.
   if (ctx.info.verb === 'watch') {
     const level = ctx.seat
-    const n = ctx.seatCount
     const ticket = ctx.flowTicket
     ctx.seat = -1
-    setImmediate(giveBack, level, n, ticket)
+    setImmediate(giveBack, level, held, ticket, 0)
     return
   }
-  giveBack(ctx.seat, ctx.seatCount, ctx.flowTicket)
+  giveBack(ctx.seat, held, ctx.flowTicket, ctx.additionalLatencyMs)
   ctx.seat = -1
 }
 
-function giveBack(level: number, n: number, ticket: number): void {
-  if (n > 0) Atomics.sub(seats, levelSlot(level, L_IN_USE), n)
+/**
+ * The request is done: the actor learns it at once (its ticket), the seats go back now or, for a write whose watch
+ * events are still being sent, after its additional latency (upstream keeps them that long after the answer).
+ */
+function giveBack(level: number, n: number, ticket: number, latencyMs: number): void {
+  if (latencyMs > 0) {
+    if (ticket !== 0) client?.finish(ticket)
+    setTimeout(releaseSeats, latencyMs, level, n, true)
+    return
+  }
+  releaseSeats(level, n, ticket === 0)
   if (ticket !== 0) client?.finish(ticket)
-  else if (n > 0 && Atomics.load(seats, levelSlot(level, L_WAITING)) > 0) client?.kick(level)
+}
+
+/** Seats back to the level; waiters are kicked unless a finish message will make the actor look anyway. */
+function releaseSeats(level: number, n: number, kick: boolean): void {
+  if (n > 0) Atomics.sub(seats, levelSlot(level, L_IN_USE), n)
+  if (kick && n > 0 && Atomics.load(seats, levelSlot(level, L_WAITING)) > 0) client?.kick(level)
+}
+
+// ---------------------------------------------------------------- requests in flight (debug dumps)
+
+/** This thread's flow-controlled requests that hold seats or wait for them, with their FlowSchema. */
+const inflight = new Map<RequestContext, SchemaRef>()
+
+/** Answers the actor's collect: every request of this thread under APF (the dump_* debug endpoints). */
+function collectInflight(details: boolean): InflightEntry[] {
+  const out: InflightEntry[] = []
+  const origin = performance.timeOrigin
+  for (const [ctx, s] of inflight) {
+    const level = s.level
+    const arrive = origin + ctx.start + (ctx.timings.authenticate ?? 0)
+    const e: InflightEntry = {
+      ticket: ctx.flowTicket, level: level.index, fs: s.name,
+      fd: level.queues > 1 ? flowDistinguisher(s.obj, { info: ctx.info, user: ctx.user ?? ANONYMOUS }) : '',
+      arrive, start: ctx.seatedAt > 0 ? origin + ctx.seatedAt : ctx.seat >= 0 ? arrive : 0,
+      seats: ctx.seatCount, finalSeats: ctx.finalSeats, latencyMs: ctx.additionalLatencyMs,
+    }
+    if (details) {
+      const i = ctx.info
+      e.details = [ctx.user?.username ?? '', i.verb, i.path, i.namespace, i.name, i.group ? `${i.group}/${i.version}` : i.version, i.resource, i.subresource]
+    }
+    out.push(e)
+  }
+  return out
 }
 
 // ---------------------------------------------------------------- the replica
@@ -189,7 +240,13 @@ function reportCounts(): void {
   }
   for (const c of counted) out.push(c)
   counted = []
-  client?.report(out)
+  let watches: Array<[string, number]> | undefined
+  if (localWatches !== undefined) {
+    const list = [...localWatches()].sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0))
+    const key = JSON.stringify(list)
+    if (key !== lastWatchReport) { lastWatchReport = key; watches = list }
+  }
+  client?.report(out, watches)
 }
 
 function classify(ctx: RequestContext): SchemaRef {
@@ -219,10 +276,42 @@ function objectCount(group: string, resource: string, namespace: string): number
 }
 
 const SINGLE_NAME = /(?:^|,)\s*metadata\.name\s*==?\s*[^,]+/
+const MUTATING_WIDTH = new Set(['create', 'update', 'patch', 'delete'])
 
-/** Seats of a request: lists (and watches that send initial events) by object count, everything else 1. */
+/** Watches that may want the events of a write (upstream's interested-watch count): by type, namespace, name. */
+function interestedWatchers(group: string, resource: string, namespace: string, name: string): number {
+  if (watchers.size === 0) return 0
+  let n = watchers.get(watchKey(group, resource, '', '')) ?? 0
+  if (namespace !== '') n += watchers.get(watchKey(group, resource, namespace, '')) ?? 0
+  if (name !== '') n += watchers.get(watchKey(group, resource, namespace, name)) ?? 0
+  return n
+}
+
+/**
+ * Initial seats of a request: lists (and watches that send initial events) by object count, everything else 1.
+ * Writes whose events reach 10 or more watchers also get final seats and their latency (ctx.finalSeats, ctx.additionalLatencyMs).
+ */
 function widthOf(ctx: RequestContext, level: LevelRef): number {
   const i = ctx.info
+  if (i.isResourceRequest && MUTATING_WIDTH.has(i.verb)) {
+    const w = interestedWatchers(i.group, i.resource, i.namespace, i.name)
+    if (w < 10) return 1
+    const e = estimateWidth({
+      verb: i.verb, watchers: w, exemptFromWatchEvents: i.resource === 'serviceaccounts' && i.subresource === 'token',
+      maxSeats: level.maxSeats > 0 ? level.maxSeats : undefined,
+    })
+    let final = e.finalSeats
+    let latency = e.additionalLatencyMs
+    // Wider than the level's limit: narrower and longer, the same work (as upstream does at dispatch).
+    const limit = Atomics.load(seats, level.limit)
+    if (limit !== UNLIMITED && limit > 0 && final > limit) {
+      latency = (final * latency) / limit
+      final = limit
+    }
+    ctx.finalSeats = final
+    ctx.additionalLatencyMs = latency
+    return e.initialSeats
+  }
   if (!i.isResourceRequest || (i.verb !== 'list' && i.verb !== 'watch')) return 1
   const q = ctx.query
   const fieldSelector = q.get('fieldSelector') ?? ''
@@ -269,27 +358,47 @@ function priorityAndFairness(ctx: RequestContext): void | Promise<void> {
     ctx.seat = level.index
     ctx.seatCount = 1
     s.counts.dispatched++
+    inflight.set(ctx, s)
     return
   }
   const n = widthOf(ctx, level)
-  if (Atomics.load(seats, level.waiting) === 0 && tryTake(level, n)) {
+  if (Atomics.load(seats, level.waiting) === 0 && tryTake(level, ctx.finalSeats > n ? ctx.finalSeats : n)) {
     ctx.seat = level.index
     ctx.seatCount = n
     s.counts.dispatched++
+    inflight.set(ctx, s)
     return
   }
   if (level.kind === 'Reject' || client === null) {
     s.counts.rejected++
     throw tooManyRequestsPlain(level.retry.recordDrop())
   }
+  // A client already gone is not queued (nobody would read the answer).
+  if (ctx.aborted) throw tooManyRequestsPlain(1)
   const fd = level.queues > 1 ? flowDistinguisher(s.obj, { info: ctx.info, user: ctx.user ?? ANONYMOUS }) : ''
-  const { id, decision } = client.enqueue(level.index, s.name, fd, n, 0, 0)
+  const c = client
+  const { id, decision } = c.enqueue(level.index, s.name, fd, n, ctx.finalSeats, ctx.additionalLatencyMs)
+  // The client goes away while the request waits: the actor withdraws it from its queue (it never executes).
+  ctx.onAbort = () => c.cancel(id)
+  ctx.flowTicket = id
+  ctx.seatCount = n
+  inflight.set(ctx, s)
   return decision.then((d) => {
-    if (d.d !== 'dispatched') throw tooManyRequestsPlain(d.retryAfter ?? 1)
+    ctx.onAbort = undefined
+    if (d.d !== 'dispatched') {
+      inflight.delete(ctx)
+      ctx.flowTicket = 0
+      throw tooManyRequestsPlain(d.retryAfter ?? 1)
+    }
     ctx.seat = level.index
-    ctx.seatCount = n
-    ctx.flowTicket = id
-    // The client went away while it waited: give the seats back at once (the pipeline's finally does).
+    ctx.seatedAt = performance.now()
+    // Part of the stage's time (a dotted key: a part, not a stage): the wait in the actor's queue; the rest is the trip.
+    if (d.queuedMs !== undefined) ctx.timings['flowControl.queue'] = d.queuedMs
+    if (d.finalSeats !== undefined) {
+      ctx.finalSeats = d.finalSeats
+      ctx.additionalLatencyMs = d.latencyMs ?? 0
+    }
+    // The client went away as the decision crossed the cancel: give the seats back at once (the pipeline's finally does).
     if (ctx.aborted) throw tooManyRequestsPlain(1)
   })
 }

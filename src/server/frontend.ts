@@ -54,7 +54,12 @@ function onRequest(res: HttpResponse, req: HttpRequest): void {
     const reqId = `${data.index}-${++nextReq}`
     ctx = new RequestContext(method, url, query, headers, info, log, reqId)
     const c = ctx
-    res.onAborted(() => { c.aborted = true })
+    res.onAborted(() => {
+      c.aborted = true
+      const f = c.onAbort
+      c.onAbort = undefined
+      if (f) try { f() } catch (err) { log.error({ err }, 'abort callback failed') }
+    })
     if (HAS_BODY.has(method)) readBody(res, c)
     else void run(res, c)
   } catch (err) {

@@ -8,6 +8,8 @@ import type { NonResourceHandler, NonResourceRouter } from '../pipeline/index.js
 import type { Store } from '../pipeline/store.js'
 import { parseAccept, negotiateDiscovery, CBOR } from '../pipeline/encode.js'
 import { cborFromJson } from '../machinery/codecs/cbor.js'
+import { flowClient } from '../pipeline/flow-control.js'
+import type { DumpKind } from '../../actors/flow-control/messages.js'
 import { versionInfo, apiVersions, apiGroupList, apiGroup, apiResourceList } from './discovery.js'
 import { openapiV2, buildOpenapiV3 } from './openapi.js'
 import { healthAggregate, healthSingle, heartbeatSlots, STATE_SHUTTING_DOWN, STATE_BOOTSTRAPPED, STATE_RBAC_BOOTSTRAPPED, type HealthCheck } from './health.js'
@@ -92,6 +94,17 @@ export function buildRouter({ registry, store, data, log }: RouterDeps): NonReso
         return json(v2())
       }
       case '/openapi/v3': return () => json(openapi3().index)
+    }
+    const apf = /^\/debug\/api_priority_and_fairness\/dump_(priority_levels|queues|requests)$/.exec(p)
+    if (apf) {
+      // Installed only with APF on (upstream installs them with its config controller).
+      const flow = flowClient()
+      if (flow === null) return null
+      const what = apf[1] as DumpKind
+      return async (c) => {
+        const details = (c.query.get('includeRequestDetails') ?? '') !== ''
+        return { status: 200, body: await flow.dump(what, details), contentType: 'text/plain; charset=utf-8', headers: [] }
+      }
     }
     const hm = /^\/(livez|readyz|healthz)\/(.+)$/.exec(p)
     if (hm) {

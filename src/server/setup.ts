@@ -18,7 +18,7 @@ import { AuthzClient } from '../../actors/authz/client.js'
 import { configureAdmissionChain } from '../admission/chain.js'
 import { configureReviews } from '../pipeline/reviews.js'
 import { parseSigningKeyPem, parseVerificationKeysPem } from '../auth/service-account.js'
-import { configureWatchStreams } from './watch.js'
+import { configureWatchStreams, watchCounts } from './watch.js'
 
 /** What every thread needs of the service-account keys and flags (PEM text: key objects are made in each thread). */
 export interface ServiceAccountData {
@@ -69,7 +69,7 @@ export function setupPipeline(data: ThreadData, log: Logger, router: (p: Pipelin
   })
   configureReviews(store, { key: signing, issuer: sa.issuers[0], apiAudiences: sa.apiAudiences, maxExpirationSeconds: sa.maxExpirationSeconds, extendExpiration: true }, data.options.upstreamAliases)
   configureAdmissionChain(store, authz)
-  configureFlowControl({ seats: data.seats, rejected: data.rejected, maxReadonly: data.options.maxRequestsInflight, maxMutating: data.options.maxMutatingRequestsInflight, apf: data.options.enablePriorityAndFairness, port: (data as Partial<FrontendData>).flowPort, store })
+  configureFlowControl({ seats: data.seats, rejected: data.rejected, maxReadonly: data.options.maxRequestsInflight, maxMutating: data.options.maxMutatingRequestsInflight, apf: data.options.enablePriorityAndFairness, port: (data as Partial<FrontendData>).flowPort, store, watchCounts })
   configureAuthorization(authz)
   configureAdmission(new SchemaSet())
   configureDispatch(store, registry)

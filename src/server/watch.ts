@@ -4,6 +4,7 @@ import type { Logger } from 'pino'
 import { badRequest, expired, invalid, notAcceptable, type ApiError } from '../machinery/errors.js'
 import { recordAttrs, recordObject, typePrefix, type Attrs } from '../machinery/storage-format.js'
 import type { WatchEvent } from '../../actors/shard/messages.js'
+import { watchKey } from '../../actors/flow-control/messages.js'
 import type { ResolvedDefinition } from '../registry/define.js'
 import type { Registry } from '../registry/index.js'
 import type { Options } from '../options.js'
@@ -231,6 +232,27 @@ function hubFor(def: ResolvedDefinition): Hub {
   let hub = hubs.get(typeKey)
   if (!hub) { hub = new Hub(typeKey, store.shardFor(def.group, def.resource)); hubs.set(typeKey, hub) }
   return hub
+}
+
+/**
+ * This thread's watches by what they watch (upstream's watch tracker), keyed by watchKey(group, resource, namespace,
+ * name): namespace and name are empty when the watch spans them. As upstream, a pod watch narrowed to one node
+ * (`spec.nodeName=<node>`) is left out: a write reaches only that node's watchers, and which node is not known here.
+ */
+export function watchCounts(): Map<string, number> {
+  const out = new Map<string, number>()
+  for (const hub of hubs.values()) {
+    for (const w of hub.watchers) {
+      if (w.closed) continue
+      const d = w.def
+      if (d.group === '' && d.resource === 'pods' && w.sel.fields?.some((f) => f.field === 'spec.nodeName' && f.op === 'eq' && f.value !== '')) continue
+      // The watcher's prefix past the type's: '' (all namespaces), '<ns>/' or '/' (a cluster-scoped type).
+      const rest = w.prefix.slice(hub.prefix.length)
+      const k = watchKey(d.group, d.resource, rest.endsWith('/') ? rest.slice(0, -1) : rest, w.name)
+      out.set(k, (out.get(k) ?? 0) + 1)
+    }
+  }
+  return out
 }
 
 /** Subscribes an in-process listener to every event of a type; resolves once events flow. */

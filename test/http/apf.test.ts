@@ -1,8 +1,9 @@
 // Black-box tests of API Priority and Fairness over real HTTP: the bootstrap configuration (present, restored,
 // defaulted, validated), the Dangling condition, classification headers, a Reject level under concurrent load, and
 // the max-in-flight fallback.
-import t from 'tap'
+import t, { type Test } from 'tap'
 import { mkdtempSync, writeFileSync, rmSync } from 'node:fs'
+import net from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { startServer, type TestServer, type Reply } from '../helpers/server.js'
@@ -22,7 +23,7 @@ const SUGGESTED_PL = ['global-default', 'leader-election', 'node-high', 'system'
 
 const tokensDir = mkdtempSync(join(tmpdir(), 'orch-apf-'))
 const tokenFile = join(tokensDir, 'tokens.csv')
-writeFileSync(tokenFile, 'slowpoke-token,slowpoke,slowpoke-uid\nalice-token,alice,alice-uid,"team-a"\n')
+writeFileSync(tokenFile, 'slowpoke-token,slowpoke,slowpoke-uid\nalice-token,alice,alice-uid,"team-a"\ncarol-token,carol,carol-uid\ndave-token,dave,dave-uid\n')
 
 let s: TestServer
 const admin = (): Record<string, string> => ({ authorization: `Bearer ${s.adminToken}` })
@@ -274,6 +275,162 @@ t.test('a one-seat Queue level queues concurrent requests instead of rejecting t
   if (throttled) t.match(String(throttled.headers['retry-after']), /^\d+$/)
 })
 
+const DEBUG = '/debug/api_priority_and_fairness'
+
+/** A dump as rows of trimmed cells keyed by the header's column names. */
+async function dump(what: string, query = ''): Promise<Array<Record<string, string>>> {
+  const r = await get(`${DEBUG}/dump_${what}${query}`)
+  if (r.status !== 200) throw new Error(`dump_${what}: ${r.status} ${r.text}`)
+  const [head, ...rows] = r.text.split('\n').filter((l) => l !== '').map((l) => l.split(',').map((c) => c.trim()))
+  return rows.map((cells) => Object.fromEntries(head.map((h, i) => [h, cells[i]])))
+}
+
+/** A request on its own socket, to be cut off client-side (destroy) while the server still holds it. */
+function rawRequest(path: string, token: string): { socket: net.Socket; answered: Promise<string>; started: Promise<void> } {
+  const socket = net.connect(s.port, '127.0.0.1')
+  socket.write(`GET ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${token}\r\n\r\n`)
+  let text = ''
+  const started = new Promise<void>((resolve) => socket.once('data', () => resolve()))
+  socket.on('data', (d) => { text += d.toString() })
+  const answered = new Promise<string>((resolve) => { socket.on('close', () => resolve(text)); socket.on('error', () => undefined) })
+  return { socket, answered, started }
+}
+
+/**
+ * A level of one seat and one queue of length 1 for `user` alone: while the seat is busy, a second waiting request
+ * would be refused (queue-full). Returns once the user is classified there and the FlowSchema's status is written
+ * (from then on only the test writes).
+ */
+async function oneSeatLevel(t: Test, name: string, user: string, precedence: number): Promise<void> {
+  const pl = await s.request('POST', PL, {
+    apiVersion: `${G}/v1`, kind: 'PriorityLevelConfiguration', metadata: { name },
+    spec: { type: 'Limited', limited: { nominalConcurrencyShares: 1, lendablePercent: 0, borrowingLimitPercent: 0, limitResponse: { type: 'Queue', queuing: { queues: 1, handSize: 1, queueLengthLimit: 1 } } } },
+  }, admin())
+  t.equal(pl.status, 201)
+  const fs = await s.request('POST', FS, {
+    apiVersion: `${G}/v1`, kind: 'FlowSchema', metadata: { name },
+    spec: {
+      matchingPrecedence: precedence, priorityLevelConfiguration: { name },
+      rules: [{ subjects: [{ kind: 'User', user: { name: user } }], resourceRules: [{ verbs: ['*'], apiGroups: ['*'], resources: ['*'], namespaces: ['*'], clusterScope: true }] }],
+    },
+  }, admin())
+  t.equal(fs.status, 201)
+  await waitFor(`${user} to be classified by ${name}`, async () => {
+    const r = await s.request('GET', '/api/v1/namespaces/default/configmaps?limit=1', undefined, as(`${user}-token`))
+    return r.headers['x-orch-pf-prioritylevel-uid'] === pl.json.metadata.uid ? true : undefined
+  })
+  await waitFor(`the Dangling condition of ${name}`, async () => ((await get(`${FS}/${name}`)).json.status?.conditions?.length ? true : undefined))
+}
+
+/**
+ * A request that holds its seat until the next write anywhere (or 3 s, then 504): a read at the next
+ * resourceVersion, which no write has taken yet. Resolves once the write happened... or answers 404 (no such object).
+ */
+async function seatHolder(user: string, path = '/api/v1/namespaces/default/podtemplates/none'): Promise<{ done: Promise<Reply>; finished: () => boolean }> {
+  const cm = await s.request('POST', '/api/v1/namespaces/default/configmaps', { apiVersion: 'v1', kind: 'ConfigMap', metadata: { generateName: 'rv-' } }, admin())
+  if (cm.status !== 201) throw new Error(`anchor write: ${cm.status}`)
+  let finished = false
+  const done = s.request('GET', `${path}?resourceVersion=${Number(cm.json.metadata.resourceVersion) + 1}`, undefined, as(`${user}-token`)).then((r) => { finished = true; return r })
+  return { done, finished: () => finished }
+}
+
+/** The write a seat holder waits for. */
+async function releaseHolder(): Promise<void> {
+  const r = await s.request('POST', '/api/v1/namespaces/default/configmaps', { apiVersion: 'v1', kind: 'ConfigMap', metadata: { generateName: 'release-' } }, admin())
+  if (r.status !== 201) throw new Error(`release write: ${r.status}`)
+}
+
+t.test('a queued request whose client disconnects is withdrawn from its queue', async (t) => {
+  await oneSeatLevel(t, 'withdraw', 'carol', 200)
+  const level = async () => (await dump('priority_levels')).find((r) => r.PriorityLevelName === 'withdraw') as Record<string, string>
+  const carols = async () => (await dump('requests', '?includeRequestDetails=1')).filter((r) => r.PriorityLevelName === 'withdraw')
+  // A: holds the one seat.
+  const aPath = '/api/v1/namespaces/default/podtemplates/none'
+  const holder = await seatHolder('carol', aPath)
+  const a = holder.done
+  const executing = await waitFor('A to execute', async () => (await carols()).find((r) => r.APIPath === aPath))
+  t.match(executing, { FlowSchemaName: 'withdraw', QueueIndex: '-1', RequestIndexInQueue: '-1', InitialSeats: '1', UserName: 'carol', Verb: 'get', Namespace: 'default', Name: 'none', APIVersion: 'v1', Resource: 'podtemplates' }, 'A took the seat itself')
+  // B: queued behind A; then its client goes away.
+  const b = rawRequest('/api/v1/namespaces/default/configmaps?limit=1', 'carol-token')
+  const waiting = await waitFor('B to wait in the queue', async () => (await carols()).find((r) => r.RequestIndexInQueue === '0'))
+  t.match(waiting, { QueueIndex: '0', Verb: 'list', Resource: 'configmaps', StartTime: '0001-01-01T00:00:00Z' }, 'B waits at the head of queue 0')
+  t.match((await dump('queues')).find((r) => r.PriorityLevelName === 'withdraw'), { Index: '0', PendingRequests: '1', InitialSeatsSum: '1', MaxSeatsSum: '1' })
+  t.match(await level(), { WaitingRequests: '1', ExecutingRequests: '1', IsIdle: 'false', CancelledRequests: '0' })
+  b.socket.destroy()
+  await b.answered
+  await waitFor('B to be withdrawn', async () => ((await level()).WaitingRequests === '0' ? true : undefined))
+  t.match(await level(), { WaitingRequests: '0', ExecutingRequests: '1', CancelledRequests: '1', TimedoutRequests: '0' }, 'B left its queue as cancelled')
+  t.same((await carols()).map((r) => r.APIPath), [aPath], 'only A is left')
+  // C: finds room in the queue only because B left it.
+  const c = s.request('GET', '/api/v1/namespaces/default/configmaps?limit=1', undefined, as('carol-token')).then((r) => ({ r, aDoneBefore: holder.finished() }))
+  await waitFor('C to wait in the queue', async () => ((await level()).WaitingRequests === '1' ? true : undefined))
+  t.notOk(holder.finished(), 'A still holds the seat')
+  // Release A: the write it waits for.
+  await releaseHolder()
+  const [ar, { r: cr, aDoneBefore }] = await Promise.all([a, c])
+  t.equal(ar.status, 404, 'A held its seat until the write released it (not the 3 s limit)')
+  t.equal(cr.status, 200, `the request after the withdrawn one was queued and served (not refused as queue-full): ${cr.text.slice(0, 80)}`)
+  t.ok(aDoneBefore, 'and it ran once A had finished')
+  await waitFor('the level to be idle', async () => ((await level()).IsIdle === 'true' ? true : undefined))
+  t.match(await level(), { CancelledRequests: '1', RejectedRequests: '1' })
+})
+
+t.test('a write whose events reach ten or more watchers gets final seats for the fan-out (upstream work estimate)', async (t) => {
+  await oneSeatLevel(t, 'fanout', 'dave', 210)
+  // 15 watches of every namespace, 10 of "default", 5 of "other": a write in "default" may reach 25 of them.
+  const watches = [
+    ...Array.from({ length: 15 }, () => rawRequest('/api/v1/configmaps?watch=1', s.adminToken)),
+    ...Array.from({ length: 10 }, () => rawRequest('/api/v1/namespaces/default/configmaps?watch=1', s.adminToken)),
+    ...Array.from({ length: 5 }, () => rawRequest('/api/v1/namespaces/other/configmaps?watch=1', s.adminToken)),
+  ]
+  t.teardown(() => { for (const w of watches) w.socket.destroy() })
+  await Promise.all(watches.map((w) => w.started))
+  const daves = async () => (await dump('requests')).filter((r) => r.PriorityLevelName === 'fanout')
+  // The counts reach the front-ends with their next report: a queued write shows its estimate in dump_requests.
+  let row: Record<string, string> | undefined
+  for (let attempt = 0; attempt < 10; attempt++) {
+    const holder = await seatHolder('dave')
+    await waitFor('the holder to execute', async () => ((await daves()).length === 1 ? true : undefined))
+    const write = s.request('POST', '/api/v1/namespaces/default/configmaps', { apiVersion: 'v1', kind: 'ConfigMap', metadata: { generateName: 'fan-' } }, as('dave-token'))
+    row = await waitFor('the write to wait', async () => (await daves()).find((r) => r.RequestIndexInQueue === '0'))
+    t.notOk(holder.finished(), 'the holder still holds the seat')
+    await releaseHolder()
+    t.equal((await holder.done).status, 404)
+    t.equal((await write).status, 201)
+    if (row.AdditionalLatency === '15ms') break
+  }
+  // ceil(25 / 10) = 3 seats for 5 ms each; the level's max seats per request is 1, so 1 seat for 15 ms (same work).
+  t.match(row, { InitialSeats: '1', FinalSeats: '1', AdditionalLatency: '15ms' })
+  // The final seats go back after their latency: the level serves again (a leaked seat would leave this one waiting
+  // out its 15 s queue limit and answer 429).
+  t.equal((await s.request('GET', '/api/v1/namespaces/default/configmaps?limit=1', undefined, as('dave-token'))).status, 200, 'the seats came back')
+  t.match((await dump('priority_levels')).find((r) => r.PriorityLevelName === 'fanout'), { WaitingRequests: '0', TimedoutRequests: '0' })
+})
+
+t.test('the debug dumps: upstream columns, text tables', async (t) => {
+  const raw = await get(`${DEBUG}/dump_priority_levels`)
+  t.equal(raw.status, 200)
+  t.match(String(raw.headers['content-type']), /^text\/plain/)
+  const lines = raw.text.split('\n')
+  t.match(lines[0], /^PriorityLevelName, ActiveQueues, IsIdle, IsQuiescing, WaitingRequests, ExecutingRequests, DispatchedRequests, RejectedRequests, TimedoutRequests, CancelledRequests$/)
+  t.equal(lines[lines.length - 1], '', 'every line ends with a newline')
+  // Columns are aligned: every row has its cells at the header's offsets.
+  const offsets = (l: string) => [...l.matchAll(/, +/g)].map((m) => (m.index as number) + m[0].length)
+  for (const l of lines.slice(1, -1)) t.same(offsets(l), offsets(lines[0]), `aligned: ${l.split(',')[0]}`)
+  const pls = await dump('priority_levels')
+  t.same(pls.map((r) => r.PriorityLevelName), [...pls.map((r) => r.PriorityLevelName)].sort(), 'levels in name order')
+  t.ok(pls.some((r) => r.PriorityLevelName === 'exempt' && Number(r.ExecutingRequests) >= 1), 'the dump itself executes on exempt')
+  const queues = await dump('queues')
+  t.equal(queues.filter((r) => r.PriorityLevelName === 'global-default').length, 128, 'one row per queue of a Queue level')
+  t.notOk(queues.some((r) => r.PriorityLevelName === 'exempt' || r.PriorityLevelName === 'catch-all'), 'levels without queues have no rows')
+  t.match(queues[0], { NextDispatchR: /^\d+\.\d{8}ss$/, TotalWorkSum: /^\d+\.\d{8}ss$/ })
+  const plain = (await get(`${DEBUG}/dump_requests`)).text.split('\n')[0]
+  t.match(plain, /^PriorityLevelName, FlowSchemaName, QueueIndex, RequestIndexInQueue, FlowDistingsher, ArriveTime, +InitialSeats, FinalSeats, AdditionalLatency, StartTime *$/)
+  const own = (await dump('requests', '?includeRequestDetails=1')).find((r) => r.APIPath === `${DEBUG}/dump_requests`)
+  t.match(own, { PriorityLevelName: 'exempt', FlowSchemaName: 'exempt', QueueIndex: '-1', RequestIndexInQueue: '-1', InitialSeats: '1', FinalSeats: '0', AdditionalLatency: '0s', Verb: 'get', UserName: /./ })
+  t.match(own?.ArriveTime, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z$/)
+})
+
 t.test('--enable-priority-and-fairness=false falls back to max-in-flight', async (t) => {
   const off = await startServer({ args: ['--enable-priority-and-fairness=false', '--token-auth-file', tokenFile, '--authorization-mode', 'AlwaysAllow', '--max-mutating-requests-inflight', '1'] })
   t.teardown(() => off.stop())
@@ -282,6 +439,7 @@ t.test('--enable-priority-and-fairness=false falls back to max-in-flight', async
   t.equal(r.headers['x-orch-pf-flowschema-uid'], undefined, 'no classification headers')
   const list = await off.request('GET', FS, undefined, { authorization: `Bearer ${off.adminToken}` })
   t.same(list.json.items, [], 'no configuration objects are made')
+  t.equal((await off.request('GET', `${DEBUG}/dump_priority_levels`, undefined, { authorization: `Bearer ${off.adminToken}` })).status, 404, 'no APF debug endpoints')
   let throttled: Reply | undefined
   for (let round = 0; round < 5 && throttled === undefined; round++) {
     const rs = await Promise.all(Array.from({ length: 30 }, (_, i) => off.request('POST', '/api/v1/namespaces/default/configmaps', { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: `m-${round}-${i}` } }, as('slowpoke-token'))))
@@ -291,5 +449,22 @@ t.test('--enable-priority-and-fairness=false falls back to max-in-flight', async
   if (throttled) {
     t.equal(throttled.headers['retry-after'], '1')
     t.equal(throttled.text, `${TOO_MANY}\n`)
+  }
+})
+
+t.test('the debug endpoints are non-resource URLs under RBAC: system:masters may, others get 403', async (t) => {
+  const rbac = await startServer({ args: ['--token-auth-file', tokenFile] })
+  t.teardown(() => rbac.stop())
+  for (const what of ['priority_levels', 'queues', 'requests']) {
+    const path = `${DEBUG}/dump_${what}`
+    const ok = await rbac.request('GET', path)
+    t.equal(ok.status, 200, `${what}: system:masters`)
+    t.match(ok.text, /^PriorityLevelName, /)
+    const no = await rbac.requestAs('alice-token', 'GET', path)
+    t.equal(no.status, 403, `${what}: alice`)
+    t.same(no.json, {
+      kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure',
+      message: `forbidden: User "alice" cannot get path "${path}"`, reason: 'Forbidden', details: {}, code: 403,
+    })
   }
 })

@@ -1,9 +1,10 @@
 import t from 'tap'
 import {
   ESTIMATED_SERVICE_MS, Histogram, QueueSet, SeatDemandIntegrator, WAIT_DURATION_BUCKETS,
-  estimateWidth, priorityLevelMaxSeats, seatsTimesMs, ssToSeatSeconds,
+  estimateWidth, formatSeatSeconds, priorityLevelMaxSeats, seatsTimesMs, ssToSeatSeconds,
   type Clock, type Decision, type FlowRequest, type QueueSetConfig, type RejectReason,
 } from '../../../actors/flow-control/fair-queuing.js'
+import { flowHash } from '../../../actors/flow-control/dealer.js'
 
 /** Time that moves only when told to; timers fire in order while it moves. */
 class ManualClock implements Clock {
@@ -196,7 +197,7 @@ t.test('queue length limit: reject when seats are all in use and the queue is fu
   t.equal(d.answer, 'rejected')
   t.same(qs.statusOf(d.req), { state: 'rejected', reason: 'queue-full', seats: 0, waitedMs: 0 })
   const m = qs.metrics()
-  t.same(m.rejected, { 'queue-full': 1, 'concurrency-limit': 0, 'time-out': 0 })
+  t.same(m.rejected, { 'queue-full': 1, 'concurrency-limit': 0, 'time-out': 0, 'cancelled': 0 })
   t.equal(m.flowSchemas.fs.rejected['queue-full'], 1)
   t.equal(m.requestsWaiting, 2)
   t.equal(m.flowSchemas.fs.waitRejected.count, 1)
@@ -261,11 +262,40 @@ t.test('cancel and finish of a waiting request withdraw it', async (t) => {
   t.equal(qs.cancel(b.req), true)
   t.equal(qs.cancel(b.req), false, 'only once')
   qs.finish(c.req)
-  t.same(events, [{ id: 'b', decision: 'timeout', reason: 'time-out' }, { id: 'c', decision: 'timeout', reason: 'time-out' }])
+  t.same(events, [{ id: 'b', decision: 'cancelled', reason: 'cancelled' }, { id: 'c', decision: 'cancelled', reason: 'cancelled' }])
+  t.same(qs.statusOf(b.req), { state: 'cancelled', reason: 'cancelled', queue: 0, seats: 0, waitedMs: 0 })
   t.equal(qs.metrics().requestsWaiting, 0)
+  t.same(qs.metrics().rejected, { 'queue-full': 0, 'concurrency-limit': 0, 'time-out': 0, 'cancelled': 2 })
   qs.finish(a.req)
   qs.finish(a.req)
   t.ok(qs.isIdle(), 'finish is idempotent')
+})
+
+t.test('dump: waiting requests in queue order, executing ones by queue, sums and totals', async (t) => {
+  const { qs, submit, clock } = harness({ concurrencyLimit: 1, queues: 2, handSize: 1 })
+  const a = submit('a', { hash: 0 })
+  clock.advance(5)
+  const b = submit('b', { hash: 0, width: { initialSeats: 1, finalSeats: 2, additionalLatencyMs: 5 } })
+  const c = submit('c', { hash: 0 })
+  qs.cancel(c.req)
+  const d = qs.dump()
+  t.equal(d.waiting, 1)
+  t.equal(d.executing, 1)
+  t.same(d.rejected, { 'queue-full': 0, 'concurrency-limit': 0, 'time-out': 0, 'cancelled': 1 })
+  const q = d.queues.find((x) => x.waiting.length > 0)!
+  t.equal(q.waiting[0].req, b.req)
+  t.match(q.waiting[0], { arrivalTime: 1005, startTime: undefined, initialSeats: 1, finalSeats: 2, additionalLatencyMs: 5 })
+  t.equal(q.initialSeatsSum, 1)
+  t.equal(q.maxSeatsSum, 2)
+  t.equal(q.totalWorkSum, seatsTimesMs(1, ESTIMATED_SERVICE_MS) + seatsTimesMs(2, 5))
+  t.equal(q.executing.length, 1, 'a runs from the same queue')
+  t.equal(q.executing[0].req, a.req)
+  t.equal(q.executingRequests, 1)
+  qs.finish(a.req)
+  t.equal(qs.dump().queues.reduce((n, x) => n + x.executing.length, 0), 1, 'b dispatched')
+  t.equal(formatSeatSeconds(0), '0.00000000ss')
+  t.equal(formatSeatSeconds(seatsTimesMs(1, 3)), '0.00300000ss')
+  t.equal(formatSeatSeconds(seatsTimesMs(4, 2500)), '10.00000000ss')
 })
 
 t.test('Reject levels never queue', async (t) => {
@@ -280,7 +310,7 @@ t.test('Reject levels never queue', async (t) => {
   t.equal(submit('wide', { width: 2 }).answer, 'rejected', 'no queue even for a request that fits later')
   qs.finish(a.req)
   t.equal(submit('d', {}).answer, 'dispatched')
-  t.same(qs.metrics().rejected, { 'queue-full': 0, 'concurrency-limit': 2, 'time-out': 0 })
+  t.same(qs.metrics().rejected, { 'queue-full': 0, 'concurrency-limit': 2, 'time-out': 0, 'cancelled': 0 })
 })
 
 t.test('a Reject level runs a too-wide request when idle', async (t) => {
@@ -526,4 +556,37 @@ t.test('per-level max seats', async (t) => {
   t.equal(priorityLevelMaxSeats(245, 6), 37)
   t.equal(priorityLevelMaxSeats(49, 6), 8)
   t.equal(priorityLevelMaxSeats(3, 8), 1, 'at least 1')
+})
+
+/**
+ * The bench's fairness scenario in virtual time: CL 4, 64 queues of hand 6, an elephant of 40 closed-loop clients
+ * and a mouse of one, each request served for exactly S. Every free seat goes to the smallest virtual finish; the
+ * mouse's next request, arriving as its last one frees its seat to an elephant, waits for the next round of
+ * completions: exactly S, never more, while the elephant's requests wait about 10 S (40 clients on 4 seats).
+ */
+t.test('a mouse beside an elephant at 10x the seats waits one service time, the elephant ten', async (t) => {
+  const clock = new ManualClock()
+  const qs = new QueueSet({ name: 'bench', kind: 'Queue', concurrencyLimit: 4, queues: 64, handSize: 6, queueLengthLimit: 50 }, { clock, requestTimeoutMs: 1e9 })
+  const S = 5
+  const waits: Record<string, number[]> = { mouse: [], elephant: [] }
+  const hashes: Record<string, bigint> = { mouse: flowHash('bench', 'mouse'), elephant: flowHash('bench', 'elephant') }
+  const issue = (who: string): void => {
+    const req: FlowRequest = { flowSchema: 'bench', flowDistinguisher: who, hash: hashes[who] }
+    const t0 = clock.now()
+    const run = (): void => {
+      waits[who].push(clock.now() - t0)
+      clock.setTimer(() => { qs.finish(req); clock.setTimer(() => issue(who), 0) }, S)
+    }
+    if (qs.submit(req, (d) => { if (d === 'dispatched') run() }) === 'dispatched') run()
+  }
+  for (let i = 0; i < 40; i++) issue('elephant')
+  issue('mouse')
+  clock.advance(5_000)
+  const settled = (xs: number[]) => xs.slice(20)
+  const mouse = settled(waits.mouse)
+  const elephant = settled(waits.elephant)
+  t.ok(mouse.length > 400, `${mouse.length} mouse requests`)
+  t.equal(Math.max(...mouse), S, 'the mouse never waits more than one round')
+  const mean = elephant.reduce((a, b) => a + b, 0) / elephant.length
+  t.ok(mean > 9 * S && mean < 11 * S, `the elephant waits about 10 S (${(mean / S).toFixed(2)} S)`)
 })
