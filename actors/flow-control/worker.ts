@@ -1,6 +1,5 @@
 // The flow-control actor: owns the APF configuration (read from the store), the concurrency limits and their periodic borrowing, and the fair queues of the Queue levels; front-ends take free seats themselves through the shared counters and come here only to queue.
 import type { MessagePort } from 'node:worker_threads'
-import { Packr } from 'msgpackr'
 import { pino, type Logger } from 'pino'
 import {
   BORROWING_ADJUSTMENT_PERIOD_MS, ZERO_SEAT_DEMAND, adjustBorrowing, computeConcurrencyLimits, digestConfig,
@@ -36,7 +35,6 @@ export interface FlowAttach { op: 'attach'; port: MessagePort; name: string }
 export interface FlowSourceTask { op: 'source'; dataDir: string; ports: MessagePort[] }
 export type FlowTask = FlowInit | FlowAttach | FlowSourceTask | { op: 'ping' }
 
-const packr = new Packr({ useRecords: false, moreTypes: false })
 /** How often seat demand is sampled (and a level with waiters and free seats is re-dispatched, as a safety net). */
 const SAMPLE_MS = 25
 const HASH_CACHE_MAX = 10_000
@@ -256,9 +254,8 @@ class Peer {
   constructor(port: MessagePort, name: string) {
     this.port = port
     this.name = name
-    port.on('message', (buf: Uint8Array) => {
-      let msgs: FlowMsg[]
-      try { msgs = packr.unpack(buf) as FlowMsg[] } catch (err) { log.error({ err, peer: name }, 'bad flow-control message'); return }
+    port.on('message', (msgs: FlowMsg[]) => {
+      if (!Array.isArray(msgs)) { log.error({ peer: name }, 'bad flow-control message'); return }
       for (const m of msgs) {
         try { handle(this, m) } catch (err) {
           log.error({ err, peer: name, op: m.op }, 'flow-control request failed')
@@ -300,8 +297,7 @@ class Peer {
     const out = this.#out
     this.#out = null
     if (out === null) return
-    const buf = packr.pack(out)
-    try { this.port.postMessage(buf, [buf.buffer as ArrayBuffer]) } catch (err) { log.warn({ err, peer: this.name }, 'flow-control reply not delivered') }
+    try { this.port.postMessage(out) } catch (err) { log.warn({ err, peer: this.name }, 'flow-control reply not delivered') }
   }
 }
 
