@@ -65,7 +65,7 @@ export const list: Scenario = {
         stageTimings,
         details: { objects: N, firstPageItems, meanPageBytes: fetched ? Math.round(bytes / fetched) : 0, fullWalks: walksDone },
       }))
-      rows.push(await fullLists(ctx, srv.url, srv.sampler, N))
+      if (ctx.int('full-lists') > 0) rows.push(await fullLists(ctx, srv.url, srv.sampler, N))
     } finally {
       await srv.stop()
     }
@@ -102,30 +102,32 @@ export const list: Scenario = {
         const row = loadRow('etcd', `range page of ${pageSize} (${etcd.version}, ${ctx.peerConns} gRPC conns)`, 'pages/s', r, w)
         rows.push(row)
         ratios.push(ratio('list pages/s vs etcd range pages/s', rows[0].rate, row.rate, 10))
-        // full range, unpaged
-        const h = newHistogram()
-        let count = 0
-        etcd.sampler.start()
-        const t0 = performance.now()
-        let failed = 0
-        for (let i = 0; i < ctx.int('full-lists'); i++) {
-          const s = performance.now()
-          try {
-            const res = await clients[0].range(start, end)
-            recordNs(h, (performance.now() - s) * 1e6)
-            count = res.count
-          } catch (err) {
-            failed++
-            ctx.notes.push(`etcd full range failed: ${String(err)}`)
+        // full range, unpaged (none with --full-lists 0)
+        if (ctx.int('full-lists') > 0) {
+          const h = newHistogram()
+          let count = 0
+          etcd.sampler.start()
+          const t0 = performance.now()
+          let failed = 0
+          for (let i = 0; i < ctx.int('full-lists'); i++) {
+            const s = performance.now()
+            try {
+              const res = await clients[0].range(start, end)
+              recordNs(h, (performance.now() - s) * 1e6)
+              count = res.count
+            } catch (err) {
+              failed++
+              ctx.notes.push(`etcd full range failed: ${String(err)}`)
+            }
           }
+          const secs = (performance.now() - t0) / 1000
+          const full = rows.find((r) => r.target === 'orch' && r.name.startsWith('full LIST'))!
+          rows.push({
+            target: 'etcd', name: `full range (${count} keys)`, unit: 'lists/s', ops: h.count, seconds: secs, rate: Math.round((h.count / secs) * 100) / 100,
+            latency: summarize(h), errors: failed + (count === N ? 0 : 1), server: etcd.sampler.stop(), distribution: distribution(h),
+          })
+          if (full.latency && rows[rows.length - 1].latency) ratios.push(ratio('full list time vs etcd full range time', full.latency.p50, rows[rows.length - 1].latency!.p50, undefined, true))
         }
-        const secs = (performance.now() - t0) / 1000
-        const full = rows[1]
-        rows.push({
-          target: 'etcd', name: `full range (${count} keys)`, unit: 'lists/s', ops: h.count, seconds: secs, rate: Math.round((h.count / secs) * 100) / 100,
-          latency: summarize(h), errors: failed + (count === N ? 0 : 1), server: etcd.sampler.stop(), distribution: distribution(h),
-        })
-        if (full.latency && rows[rows.length - 1].latency) ratios.push(ratio('full list time vs etcd full range time', full.latency.p50, rows[rows.length - 1].latency!.p50, undefined, true))
       } finally {
         closeAll(clients)
         await etcd.stop()
