@@ -1,8 +1,6 @@
 // Entry point: flags → Options → start(); logs one line telling how to use the server.
 import { pino } from 'pino'
 import { resolveOptions, OptionsError } from './options.js'
-import { memtrace } from './machinery/memtrace.js'
-memtrace('main')
 import { start } from './server/start.js'
 
 async function main(): Promise<void> {

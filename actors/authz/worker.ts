@@ -13,8 +13,6 @@ import {
 } from './messages.js'
 import { RbacIndex, checkRoleWrite, checkBindingWrite, aggregateMessages, type PolicyRule, type RoleObject, type BindingObject } from './rbac.js'
 import { NodeAuthorizer, NodeGraph, nodeRules } from './node.js'
-import { memtrace } from '../../src/machinery/memtrace.js'
-memtrace('authz')
 
 export interface AuthzInit {
   op: 'init'

@@ -15,8 +15,6 @@ import {
   type ActorOut, type ConfigReplica, type Decision, type FlowMetrics, type FlowMsg, type FlowSchemaCounters, type LevelMetrics,
   type MetricsReply, type SyncReply,
 } from './messages.js'
-import { memtrace } from '../../src/machinery/memtrace.js'
-memtrace('flow')
 
 export interface FlowInit {
   op: 'init'

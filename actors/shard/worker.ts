@@ -8,7 +8,6 @@ import {
   COUNTER_SLOT, watermarkSlot,
   type ShardRequest, type ShardReply, type WatchEvent, type ObjectPut, type ObjectDelete,
 } from './messages.js'
-import { memtrace } from '../../src/machinery/memtrace.js'
 
 export interface ShardInit {
   op: 'init'; shard: number; dataDir: string; counters: SharedArrayBuffer; heartbeats: SharedArrayBuffer; heartbeatSlot: number; watchHistoryMs: number; watchHistoryCount: number; logLevel: string
@@ -275,7 +274,6 @@ function handle(peer: Peer, req: ShardRequest): void {
 
 function init(task: ShardInit): { rv: number } {
   shard = task.shard
-  memtrace(`shard-${shard}`)
   counters = new BigInt64Array(task.counters)
   historyMs = task.watchHistoryMs
   historyCount = task.watchHistoryCount

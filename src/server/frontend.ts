@@ -12,8 +12,6 @@ import { writeResponse, errorResponse } from './respond.js'
 import { buildRouter } from './routes.js'
 import { setupPipeline, type FrontendData } from './setup.js'
 import { closeAllWatches } from './watch.js'
-import { memtrace } from '../machinery/memtrace.js'
-memtrace(`frontend-${(workerData as FrontendData).index}`)
 
 const data = workerData as FrontendData
 const log = pino({ level: data.options.logLevel, redact: ['req.headers.authorization'] }).child({ frontend: data.index })
