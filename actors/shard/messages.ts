@@ -4,8 +4,13 @@
 export interface ObjectPut { id: number; op: 'objectPut'; key: string; expect: number; attrs: string; json: string }
 /** Remove an object if it is still at `expect`; `json` is the final state that the DELETED event carries. */
 export interface ObjectDelete { id: number; op: 'objectDelete'; key: string; expect: number; attrs: string; json: string }
-/** Start receiving the events of keys under `prefix` (a type prefix `group/resource/`). */
-export interface WatchSubscribe { id: number; op: 'watchSubscribe'; prefix: string }
+/**
+ * Start receiving the events of keys under `prefix` (a type prefix `group/resource/`). With `attrsOnly` the events
+ * carry the records cut after their attributes (`recordWithoutObject`) and no previous state, for listeners that read
+ * attributes only: a big object then does not travel to them. A port's subscription is never narrowed again: once
+ * subscribed without `attrsOnly`, the prefix's events come whole.
+ */
+export interface WatchSubscribe { id: number; op: 'watchSubscribe'; prefix: string; attrsOnly?: boolean }
 export interface WatchUnsubscribe { id: number; op: 'watchUnsubscribe'; prefix: string }
 /** Events of `prefix` after `rv` from the ring; `expired` when the ring no longer reaches back that far. */
 export interface WatchBacklog { id: number; op: 'watchBacklog'; prefix: string; rv: number; /** expired also when the version stopped being current longer ago than this */ maxAgeMs?: number }

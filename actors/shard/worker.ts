@@ -2,7 +2,7 @@
 import { open, type RootDatabase, type Database } from 'lmdb'
 import type { MessagePort } from 'node:worker_threads'
 import { pino, type Logger } from 'pino'
-import { encodeRecord, indexKey, recordAttrs, RV_MARKER, type Attrs } from '../../src/machinery/storage-format.js'
+import { encodeRecord, indexKey, recordAttrs, recordWithoutObject, RV_MARKER, type Attrs } from '../../src/machinery/storage-format.js'
 import { PortPeer } from '../../src/machinery/port-rpc.js'
 import {
   COUNTER_SLOT, watermarkSlot,
@@ -50,7 +50,8 @@ const rings = new Map<string, Ring>()
  */
 const latest = new Map<string, Uint8Array>()
 
-type Peer = PortPeer<ShardRequest, ShardReply, WatchEvent> & { prefixes: Set<string> }
+/** `prefixes`: the type prefixes a peer subscribed to, each with whether it takes the attributes only. */
+type Peer = PortPeer<ShardRequest, ShardReply, WatchEvent> & { prefixes: Map<string, boolean> }
 const peers: Peer[] = []
 
 let authzVersions: BigInt64Array | null = null
@@ -103,8 +104,11 @@ function publish(ev: WatchEvent): void {
   const r = ringOf(prefix)
   r.events.push(ev)
   r.times.push(Date.now())
+  let slim: WatchEvent | null = null
   for (const p of peers) {
-    if (p.prefixes.has(prefix)) p.push(ev)
+    const attrsOnly = p.prefixes.get(prefix)
+    if (attrsOnly === undefined) continue
+    p.push(attrsOnly ? (slim ??= [ev[0], ev[1], ev[2], recordWithoutObject(ev[3]), null]) : ev)
   }
 }
 
@@ -285,7 +289,7 @@ function handle(peer: Peer, req: ShardRequest): void {
       write(peer, req)
       return
     case 'watchSubscribe':
-      peer.prefixes.add(req.prefix)
+      peer.prefixes.set(req.prefix, req.attrsOnly === true && peer.prefixes.get(req.prefix) !== false)
       ringOf(req.prefix)
       reply(peer, { id: req.id, ok: true, rv: publishedWatermark() })
       return
@@ -354,7 +358,7 @@ function attach(task: ShardAttach): void {
     log.error({ err, op: r?.op }, 'request failed')
     return r ? { id: r.id, ok: false, reason: 'internal', message: err instanceof Error ? err.message : String(err) } : undefined
   }) as Peer
-  peer.prefixes = new Set()
+  peer.prefixes = new Map()
   peers.push(peer)
   task.port.on('close', () => {
     const i = peers.indexOf(peer)

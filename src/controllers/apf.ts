@@ -42,7 +42,7 @@ export class ApfController {
     for (const resource of ['flowschemas', 'prioritylevelconfigurations']) {
       const def = registry.byGroupResource(FLOWCONTROL_GROUP, resource)
       if (def === undefined) throw new Error(`${resource}.${FLOWCONTROL_GROUP} is not registered`)
-      this.#unlisten.push(await this.#client.listen(def, () => this.#changed()))
+      this.#unlisten.push(await this.#client.listen(def, () => this.#changed(), { attrsOnly: true }))
     }
     for (let attempt = 1; ; attempt++) {
       let done = false

@@ -27,7 +27,7 @@ export class ClusterRoleAggregation extends QueueController {
     }
     // Then any change of any ClusterRole may change what an aggregated one should hold: all of them are looked at again.
     const requeue = () => { for (const cr of this.#all()) if (cr.aggregationRule) this.queue.add(cr.metadata.name) }
-    this.unlisten.push(await this.client.listen(def, requeue))
+    this.unlisten.push(await this.client.listen(def, requeue, { attrsOnly: true }))
     requeue()
   }
 

@@ -27,9 +27,10 @@ export class GarbageCollector extends QueueController {
     const { registry, store } = this.client.pipeline
     for (const def of registry.all) {
       if (!def.verbs.includes('watch')) continue
+      // Attributes only (uid, owners, deletion, finalizers): the objects of every type need not travel to this thread.
       this.unlisten.push(await this.client.listen(def, (events) => {
         for (const [type, key, , rec] of events) this.#observe(def, key, rec, type === 'DELETED')
-      }))
+      }, { attrsOnly: true }))
     }
     // The initial graph, built from the stored attributes only (no object is parsed), a slice per turn so that
     // the main thread stays responsive with millions of objects.

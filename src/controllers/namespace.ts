@@ -19,7 +19,7 @@ export class NamespaceController extends QueueController {
       for (const [type, key, , rec] of events) {
         if (type !== 'DELETED' && recordAttrs(rec).d) this.queue.add(key.slice(key.lastIndexOf('/') + 1))
       }
-    }))
+    }, { attrsOnly: true }))
     const shard = store.shardFor('', 'namespaces')
     store.snapshot(shard)
     for (const { key, value } of store.range(shard, typePrefix('', 'namespaces', ''))) {

@@ -76,6 +76,16 @@ export function recordAttrs(rec: Uint8Array): Attrs {
   return JSON.parse(b.toString('utf8', HEADER, HEADER + aLen)) as Attrs
 }
 
+/**
+ * The record cut after its attributes (a view, not a copy): `recordRv` and `recordAttrs` read it, `recordObject` gives
+ * no bytes. Watch events for listeners that need no more than the attributes carry this.
+ */
+export function recordWithoutObject(rec: Uint8Array): Uint8Array {
+  const b = Buffer.from(rec.buffer, rec.byteOffset, rec.byteLength)
+  // A copy with its own ArrayBuffer: structured clone would carry a view's whole backing store to the other thread.
+  return rec.slice(0, HEADER + b.readUInt32LE(8))
+}
+
 /** The object's JSON bytes (a view, not a copy). */
 export function recordObject(rec: Uint8Array): Buffer {
   const b = Buffer.from(rec.buffer, rec.byteOffset, rec.byteLength)

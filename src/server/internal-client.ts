@@ -53,7 +53,8 @@ export class InternalClient {
     return `${base}${ns}/${def.resource}${name !== undefined ? `/${name}` : ''}`
   }
 
-  listen(def: ResolvedDefinition, fn: (events: WatchEvent[]) => void): Promise<() => void> { return listenType(def, fn) }
+  /** Every event of a type (see `listenType`; `attrsOnly` for listeners that read the records' attributes only). */
+  listen(def: ResolvedDefinition, fn: (events: WatchEvent[]) => void, opts: { attrsOnly?: boolean } = {}): Promise<() => void> { return listenType(def, fn, opts) }
 
   close(): void {
     for (const c of this.pipeline.store.clients) c.close()

