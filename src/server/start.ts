@@ -38,10 +38,10 @@ export interface Server {
  * per actor: each may grow its young generation to 3 x 16 MiB, and its old generation (where big strings and buffers
  * land) to up to 4x what survived the last full collection before it collects again. Under writes of big objects
  * (200 KiB ConfigMaps: each write parses, copies and serialises the object several times on a front-end and again on
- * its shard) that garbage reached 150-250 MiB of RSS over the threads. Worker threads get semi-spaces of 4 MiB, and
- * every isolate (the main thread's too) grows its old generation by a fifth between full collections: measured 85-125
- * MiB of growth instead (the stalled-watcher test of test/http/watch.test.ts), for some 2-5 % more GC time per
- * request. Both are soft: no thread gets a hard heap ceiling.
+ * its shard) that garbage grew the RSS by 170-245 MiB in the stalled-watcher test of test/http/watch.test.ts. Worker
+ * threads get semi-spaces of 4 MiB, and every isolate (the main thread's too) grows its old generation by a fifth
+ * between full collections: 55-130 MiB there instead, for 3-4 us more GC time per GET (about 5 % of its CPU) and
+ * about 18 us more per create (3-4 %). Both are soft: no thread gets a hard heap ceiling.
  */
 const WORKER_YOUNG_GENERATION_MB = 12
 const HEAP_GROWING_PERCENT = 20

@@ -759,7 +759,7 @@ t.test('a watcher that never reads does not slow writes, is cut off, and server 
   t.comment(`VmRSS: before ${MiB(mem0)} MiB, peak in the control phase ${MiB(control.peak)} MiB, peak with the stalled watcher ${MiB(stalled.peak)} MiB; ${MiB(CONTROL * payload.length)} + ${MiB(pushed)} MiB of events in the two phases`)
   // Bounded memory: the watch history is ${HISTORY_S} s, so the server needs the last few seconds of events, the
   // stalled watcher's capped 8 MiB and some slack; 2 x ${MiB(pushed)} MiB of events must not pile up. (With V8's
-  // default heap settings in every thread, the garbage of these big writes alone grew RSS by 150-250 MiB; see the
+  // default heap settings in every thread, the garbage of these big writes alone grew RSS by 170-245 MiB; see the
   // heap settings in src/server/start.ts.)
   t.ok(Math.max(control.peak, stalled.peak) - mem0 < 192 * 2 ** 20, `server VmRSS stays bounded: grew ${MiB(Math.max(control.peak, stalled.peak) - mem0)} MiB (limit 192 MiB) while ${MiB((CONTROL + UPDATES) * payload.length)} MiB of events went through a ${HISTORY_S} s watch history`)
 
