@@ -1,7 +1,7 @@
 // The encode stage: choose the response media type from Accept, and write objects, lists and Status in it.
 import { stringify as yamlStringify } from 'yaml'
 import { notAcceptable } from '../machinery/errors.js'
-import { encodeObject, encodeList as encodePbList } from '../machinery/codecs/protobuf.js'
+import { encodeObject, encodeListJson as encodePbList } from '../machinery/codecs/protobuf.js'
 import { cborFromJson, cborList } from '../machinery/codecs/cbor.js'
 import { byteFieldsOf } from '../registry/byte-fields.js'
 
@@ -117,7 +117,7 @@ export function encodeValue(value: unknown, mt: MediaType, pretty: boolean): Buf
 export function encodeList(apiVersion: string, kind: string, meta: Record<string, unknown>, items: Array<Buffer | string>, mt: MediaType, pretty: boolean, alias?: Alias): Buffer | string {
   if (isProtobuf(mt)) {
     const av = alias && apiVersion.startsWith(`${alias[0]}/`) ? `${alias[1]}${apiVersion.slice(alias[0].length)}` : apiVersion
-    return encodePbList(av, kind, meta, items.map((it) => JSON.parse(aliased(it.toString(), alias)) as Record<string, unknown>))
+    return encodePbList(av, kind, meta, alias ? items.map((it) => aliased(it.toString(), alias)) : items)
   }
   if (mt === 'cbor') {
     const av = alias && apiVersion.startsWith(`${alias[0]}/`) ? `${alias[1]}${apiVersion.slice(alias[0].length)}` : apiVersion
