@@ -833,7 +833,9 @@ function wRaw(start: number, end: number): void {
     // Buffer#copy costs more than a short loop.
     const o = out
     const b = src
-    for (let i = start; i < end; i++) o[p++] = b[i]
+    let w = p
+    for (let i = start; i < end; i++) o[w++] = b[i]
+    p = w
     return
   }
   src.copy(out, p, start, end)
