@@ -1,7 +1,7 @@
 // The encode stage: choose the response media type from Accept, and write objects, lists and Status in it.
 import { stringify as yamlStringify } from 'yaml'
 import { notAcceptable } from '../machinery/errors.js'
-import { encodeObject, JsonListEncoder } from '../machinery/codecs/protobuf.js'
+import { encodeObject, encodeObjectJson, JsonListEncoder } from '../machinery/codecs/protobuf.js'
 import { cborFromJson, CborListEncoder } from '../machinery/codecs/cbor.js'
 import { byteFieldsOf } from '../registry/byte-fields.js'
 
@@ -100,7 +100,7 @@ export function encodeJsonBytes(json: Buffer | string, mt: MediaType, pretty: bo
     if (!pretty) return json
     return JSON.stringify(JSON.parse(json.toString()), null, 2) + '\n'
   }
-  if (isProtobuf(mt)) return encodeObject(JSON.parse(aliased(json.toString(), alias)) as Record<string, unknown>)
+  if (isProtobuf(mt)) return encodeObjectJson(alias ? aliased(json.toString(), alias) : json)
   if (mt === 'cbor') return cborFromJson(aliased(json.toString(), alias), byteFieldsOf)
   return yamlStringify(JSON.parse(json.toString()))
 }

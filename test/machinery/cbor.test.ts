@@ -1,7 +1,7 @@
 // The CBOR codec: JSON text → self-described CBOR (cbor-x) and back through the strict reader; the reader's rules.
 import t from 'tap'
 import { decode, encode, Tag } from 'cbor-x'
-import { cborFromJson, cborJsonStats, cborList, CborListEncoder, cborWatchEvent, decodeCbor, CborError, SELF_DESCRIBED, type ByteFields } from '../../src/machinery/codecs/cbor.js'
+import { cborFromJson, cborFromParsedJson, cborJsonStats, cborList, CborListEncoder, cborWatchEvent, decodeCbor, CborError, SELF_DESCRIBED, type ByteFields } from '../../src/machinery/codecs/cbor.js'
 import { byteFieldsOf } from '../../src/registry/byte-fields.js'
 
 const hex = (h: string) => Buffer.from(h.replace(/\s+/g, ''), 'hex')
@@ -63,9 +63,9 @@ t.test('lists and watch events: one data item each, the same shape as in JSON', 
 
 // ---- lists transcoded from stored JSON text ----
 
-/** What cborList wrote before it transcoded: every piece through cborFromJson (JSON.parse, prepare, cbor-x). */
+/** What cborList wrote before it transcoded: every piece through JSON.parse, prepare and cbor-x. */
 function parsedList(kind: string, apiVersion: string, meta: object, texts: string[], bytes?: ByteFields): Buffer {
-  const one = (json: string, b?: ByteFields) => cborFromJson(json, b).subarray(SELF_DESCRIBED.length)
+  const one = (json: string, b?: ByteFields) => cborFromParsedJson(json, b).subarray(SELF_DESCRIBED.length)
   const n = texts.length
   const arrayHead = n < 24 ? Buffer.from([0x80 | n]) : n < 256 ? Buffer.from([0x98, n]) : Buffer.from([0x99, n >> 8, n & 0xff])
   return Buffer.concat([SELF_DESCRIBED, Buffer.from([0xa4]), one('"kind"'), one(JSON.stringify(kind)), one('"apiVersion"'), one(JSON.stringify(apiVersion)),
@@ -80,6 +80,12 @@ function sameAsParsed(t: Equal, texts: string[], fast: boolean | undefined, what
   const got = cborList(kind, apiVersion, { resourceVersion: '3' }, texts.map((x) => Buffer.from(x)), byteFieldsOf)
   t.equal(got.toString('hex'), parsedList(kind, apiVersion, { resourceVersion: '3' }, texts, byteFieldsOf).toString('hex'), `${what}: same bytes as from the parsed items`)
   if (fast !== undefined) t.equal(cborJsonStats.parsed === before, fast, `${what}: ${fast ? 'transcoded' : 'parsed'}`)
+  // One object (GET, watch events): the same bytes as through JSON.parse.
+  for (const x of texts) {
+    t.equal(cborFromJson(x, byteFieldsOf).toString('hex'), cborFromParsedJson(x, byteFieldsOf).toString('hex'), `${what}: one object`)
+    const ev = cborWatchEvent('MODIFIED', x, byteFieldsOf)
+    t.equal(ev.subarray(ev.length - (cborFromParsedJson(x, byteFieldsOf).length - SELF_DESCRIBED.length)).toString('hex'), cborFromParsedJson(x, byteFieldsOf).subarray(SELF_DESCRIBED.length).toString('hex'), `${what}: a watch event`)
+  }
 }
 
 t.test('lists from stored JSON: the bytes of the parsed items', async (t) => {

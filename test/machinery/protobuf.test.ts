@@ -5,7 +5,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { decodeObject, encodeList, encodeListJson, encodeObject, encodeWatchEvent, JsonListEncoder, jsonPathStats } from '../../src/machinery/codecs/protobuf.js'
+import { decodeObject, encodeList, encodeListJson, encodeObject, encodeObjectJson, encodeWatchEvent, JsonListEncoder, jsonPathStats } from '../../src/machinery/codecs/protobuf.js'
 
 type Obj = Record<string, any>
 
@@ -553,6 +553,19 @@ function sameAsParsed(t: Equal, apiVersion: string, kind: string, texts: string[
   const got = fromJson(apiVersion, kind, meta, texts)
   t.equal(got.body.toString('hex'), expected.toString('hex'), `${what}: same bytes as from the parsed items`)
   if (fast !== undefined) t.equal(got.fast, fast, `${what}: ${fast ? 'JSON path' : 'parsed'}`)
+  // One object (GET, watch events): the same bytes as encodeObject of the parsed object (which gives the type here).
+  for (const x of texts) {
+    let parsed: unknown
+    try { parsed = JSON.parse(x) } catch { continue }
+    if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed) || x.trim() === '{}') continue
+    // The item with its type first, as stored objects have it (the item's own apiVersion and kind follow).
+    const typed = `{"apiVersion":${JSON.stringify(apiVersion)},"kind":${JSON.stringify(kind.slice(0, -'List'.length))},${x.trimStart().slice(1)}`
+    let want: string
+    try { want = encodeObject(JSON.parse(typed)).toString('hex') } catch (e) { want = String(e) }
+    let gotOne: string
+    try { gotOne = encodeObjectJson(Buffer.from(typed)).toString('hex') } catch (e) { gotOne = String(e) }
+    t.equal(gotOne, want, `${what}: one object`)
+  }
 }
 
 t.test('lists from stored JSON: every served kind, the same bytes as from parsed objects, on the JSON path', async (t) => {
@@ -562,7 +575,16 @@ t.test('lists from stored JSON: every served kind, the same bytes as from parsed
     if (!sample) continue
     const managed = { ...sample, metadata: { ...sample.metadata, managedFields: [{ manager: 'kubectl', operation: 'Apply', apiVersion: sample.apiVersion, time: T1, fieldsType: 'FieldsV1', fieldsV1: { 'f:metadata': { 'f:labels': { '.': {}, 'f:app': {} } }, 'f:spec': { 'k:{"name":"x"}': { '.': {}, 'f:n': {} } } } }] } }
     sameAsParsed(t, sample.apiVersion, `${r.kind}List`, [JSON.stringify(sample), JSON.stringify(managed)], true, key)
+    const before = jsonPathStats.parsed
+    t.equal(encodeObjectJson(JSON.stringify(managed)).toString('hex'), encodeObject(managed).toString('hex'), `${key}: one object`)
+    t.equal(jsonPathStats.parsed, before, `${key}: one object on the JSON path`)
   }
+  // Objects whose apiVersion and kind do not come first, or are missing: parsed, with encodeObject's errors.
+  const cm = { metadata: { name: 'x' }, apiVersion: 'v1', kind: 'ConfigMap', data: { a: 'b' } }
+  t.equal(encodeObjectJson(JSON.stringify(cm)).toString('hex'), encodeObject(cm).toString('hex'), 'type after other members')
+  t.throws(() => encodeObjectJson('{"metadata":{}}'), /no apiVersion or kind/)
+  t.throws(() => encodeObjectJson('{"apiVersion":"v1","kind":"Nope"}'), /no protobuf message for v1 Nope/)
+  t.throws(() => encodeObjectJson('{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":2}}'), /ObjectMeta\.name: expected a string/)
 })
 
 t.test('lists from stored JSON: values the JSON path hands to the parser, or handles by the rules of encMessage', async (t) => {

@@ -77,6 +77,16 @@ function item(json: string, bytes: ByteFields | undefined): Buffer { return enco
 
 /** The value of a JSON text as one self-described CBOR data item. */
 export function cborFromJson(json: string, bytes?: ByteFields): Buffer {
+  // Objects (stored ones, Status) are transcoded from the text; anything else, or what the transcoder leaves, is parsed.
+  if (json.charCodeAt(0) === 0x7b) {
+    const b = objectFromJson(json, bytes, SELF_DESCRIBED)
+    if (b !== null) return b
+  }
+  return cborFromParsedJson(json, bytes)
+}
+
+/** cborFromJson through JSON.parse and cbor-x only: what the transcoder must match (and falls back to). */
+export function cborFromParsedJson(json: string, bytes?: ByteFields): Buffer {
   return Buffer.concat([SELF_DESCRIBED, item(json, bytes)])
 }
 
@@ -103,7 +113,8 @@ export function cborList(kind: string, apiVersion: string, meta: Record<string, 
 
 /** One watch event `{type, object}` as a self-described data item: one element of an `application/cbor-seq` stream. */
 export function cborWatchEvent(type: string, objectJson: string, bytes?: ByteFields): Buffer {
-  return Buffer.concat([SELF_DESCRIBED, head(5, 2), encoder.encode('type'), encoder.encode(type), encoder.encode('object'), item(objectJson, bytes)])
+  const prefix = Buffer.concat([SELF_DESCRIBED, head(5, 2), encoder.encode('type'), encoder.encode(type), encoder.encode('object')])
+  return objectFromJson(objectJson, bytes, prefix) ?? Buffer.concat([prefix, item(objectJson, bytes)])
 }
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -580,6 +591,15 @@ function cItem(bytes: ByteFields | undefined): void {
 
 /** One list item from its JSON text (transcoded, else through item()). */
 function itemFromJson(text: Buffer | string, bytes: ByteFields | undefined): void {
+  if (transcode(text, bytes)) return
+  const b = item(typeof text === 'string' ? text : text.toString('utf8'), bytes)
+  room(b.length)
+  b.copy(out, o)
+  o += b.length
+}
+
+/** Transcodes one JSON text at o; false (o unchanged) when it must go through item(). */
+function transcode(text: Buffer | string, bytes: ByteFields | undefined): boolean {
   const start = o
   try {
     src = typeof text === 'string' ? Buffer.from(text, 'utf8') : text
@@ -588,16 +608,38 @@ function itemFromJson(text: Buffer | string, bytes: ByteFields | undefined): voi
     cItem(bytes)
     if (q !== src.length) bail()
     cborJsonStats.fast++
+    return true
   } catch {
     o = start
     keyTop = 0
     cborJsonStats.parsed++
-    const b = item(typeof text === 'string' ? text : text.toString('utf8'), bytes)
-    room(b.length)
-    b.copy(out, o)
-    o += b.length
+    return false
   } finally {
     src = NO_BYTES
+  }
+}
+
+/** The writer's buffer for single objects (lists bring their own). */
+let scratch: Buffer = Buffer.allocUnsafe(64 * 1024)
+
+/** One JSON object text transcoded after `prefix` (item()'s bytes after it), or null when it must be parsed. */
+function objectFromJson(json: Buffer | string, bytes: ByteFields | undefined, prefix: Buffer): Buffer | null {
+  const savedOut = out
+  const savedO = o
+  out = scratch
+  o = 0
+  try {
+    room(prefix.length)
+    prefix.copy(out, o)
+    o += prefix.length
+    if (!transcode(json, bytes)) return null
+    const result = Buffer.allocUnsafe(o)
+    out.copy(result, 0, 0, o)
+    return result
+  } finally {
+    scratch = out.length > 1 << 20 ? Buffer.allocUnsafe(64 * 1024) : out
+    out = savedOut
+    o = savedO
   }
 }
 

@@ -1092,6 +1092,58 @@ export function encodeListJson(apiVersion: string, kind: string, metadata: Recor
   return enc.finish()
 }
 
+const API_VERSION_KEY = Buffer.from('"apiVersion"')
+const KIND_KEY = Buffer.from('"kind"')
+
+/** The object's apiVersion and kind when they are its first two members (as in stored objects), else null. */
+function typeMetaOf(b: Buffer): [string, string] | null {
+  if (b[0] !== 0x7b) return null
+  let apiVersion: string | null = null
+  let kind: string | null = null
+  let i = 1
+  for (let n = 0; n < 2; n++) {
+    const ks = i
+    const ke = scanString(b, i)
+    if (ke === REJECT || b[ke] !== 0x3a || b[ke + 1] !== 0x22) return null
+    const ve = scanString(b, ke + 1)
+    if (ve === REJECT || (b[ve] !== 0x2c && b[ve] !== 0x7d)) return null
+    const v = stringValue(b, ke + 1, ve, stringFlags)
+    if (ke - ks === API_VERSION_KEY.length && b.compare(API_VERSION_KEY, 0, API_VERSION_KEY.length, ks, ke) === 0 && apiVersion === null) apiVersion = v
+    else if (ke - ks === KIND_KEY.length && b.compare(KIND_KEY, 0, KIND_KEY.length, ks, ke) === 0 && kind === null) kind = v
+    else return null
+    i = ve + 1
+  }
+  return [apiVersion!, kind!]
+}
+
+/**
+ * An object from its JSON text (a stored object): the bytes of encodeObject of the parsed object, without parsing
+ * when its apiVersion and kind come first and the JSON path takes it.
+ */
+export function encodeObjectJson(json: Uint8Array | string): Buffer {
+  const bytes = typeof json === 'string' ? Buffer.from(json, 'utf8') : Buffer.isBuffer(json) ? json : Buffer.from(json.buffer, json.byteOffset, json.byteLength)
+  const tm = typeMetaOf(bytes)
+  if (tm !== null) {
+    try {
+      const m = messageFor(tm[0], tm[1])
+      const body = encodeEnvelope(tm[0], tm[1], () => {
+        src = bytes
+        q = 0
+        jMessage(m)
+        if (q !== src.length) bail()
+      })
+      jsonPathStats.fast++
+      return body
+    } catch {
+      // parsed below: encodeObject's bytes or its error
+    } finally {
+      src = NO_BYTES
+    }
+  }
+  jsonPathStats.parsed++
+  return encodeObject(JSON.parse(typeof json === 'string' ? json : bytes.toString('utf8')) as Record<string, any>)
+}
+
 /** `k8s\0` + runtime.Unknown{typeMeta{apiVersion, kind}, raw: what writeRaw writes}. */
 function encodeEnvelope(apiVersion: string, kind: string, writeRaw: () => void): Buffer {
   // The object's message goes after room for the header, which is written in front of it once its length is known.
