@@ -127,66 +127,114 @@ export function numberValue(b: Uint8Array, start: number, end: number): number {
 }
 
 const MAX_DEPTH = 1000
+/** Open containers of skipValue: 1 object, 2 array. */
+const OBJECT = 1
+const ARRAY = 2
+let stack = new Uint8Array(64)
+/** Set by skipString when the string has an odd escape or a non-ASCII byte. */
+let oddString = false
+
+/** i after an opening quote: the index after the closing quote, or REJECT. */
+function skipString(b: Uint8Array, i: number, n: number): number {
+  for (;;) {
+    while (i < n && STRING_CLASS[b[i]] === 0) i++
+    if (i >= n) return REJECT
+    const k = STRING_CLASS[b[i++]]
+    if (k === QUOTE) return i
+    if (k === HIGH) { oddString = true; continue }
+    if (k === CONTROL || i >= n) return REJECT
+    const e = b[i++]
+    if (e === 0x75) {
+      if (i + 4 > n || !isHex(b[i]) || !isHex(b[i + 1]) || !isHex(b[i + 2]) || !isHex(b[i + 3])) return REJECT
+      i += 4
+      oddString = true
+    } else if (e === 0x2f) {
+      oddString = true
+    } else if (e !== 0x22 && e !== 0x5c && e !== 0x62 && e !== 0x66 && e !== 0x6e && e !== 0x72 && e !== 0x74) {
+      return REJECT
+    }
+  }
+}
 
 /**
  * i at a value: the index after it, or REJECT when the text there is not JSON (or holds whitespace). With
  * `canonical`, also REJECT what is not exactly JSON.stringify(JSON.parse(text)): odd escapes, non-ASCII bytes (not
  * checked for valid UTF-8 here), numbers not in their shortest form, and object keys that start with a digit (an
- * integer-like key moves to the front of a parsed object).
+ * integer-like key moves to the front of a parsed object). Duplicate keys are not looked for (JSON.stringify never
+ * writes them). One loop with a stack of open containers.
  */
-export function skipValue(b: Uint8Array, i: number, canonical = false, depth = 0): number {
-  if (i >= b.length) return REJECT
-  const c = b[i]
-  switch (c) {
-    case 0x22: {
-      const e = scanString(b, i)
-      if (canonical && (stringFlags & (ODD_ESCAPE | NON_ASCII)) !== 0) return REJECT
-      return e
-    }
-    case 0x7b: {
-      if (depth >= MAX_DEPTH) return REJECT
-      i++
-      if (b[i] === 0x7d) return i + 1
-      for (;;) {
-        if (b[i] !== 0x22) return REJECT
-        if (canonical && b[i + 1] >= 0x30 && b[i + 1] <= 0x39) return REJECT
-        i = scanString(b, i)
-        if (i < 0) return REJECT
-        if (canonical && (stringFlags & (ODD_ESCAPE | NON_ASCII)) !== 0) return REJECT
-        if (b[i] !== 0x3a) return REJECT
-        // `{}`, most values of FieldsV1, without a call.
-        if (b[i + 1] === 0x7b && b[i + 2] === 0x7d) i += 3
-        else i = skipValue(b, i + 1, canonical, depth + 1)
-        if (i < 0) return REJECT
-        const d = b[i++]
-        if (d === 0x2c) continue
-        if (d === 0x7d) return i
-        return REJECT
+export function skipValue(b: Uint8Array, i: number, canonical = false): number {
+  const n = b.length
+  let depth = 0
+  oddString = false
+  for (;;) {
+    // A value at i.
+    if (i >= n) return REJECT
+    let c = b[i]
+    if (c === 0x22) {
+      i = skipString(b, i + 1, n)
+      if (i === REJECT) return REJECT
+    } else if (c === 0x7b) {
+      if (b[i + 1] === 0x7d) {
+        i += 2
+      } else {
+        if (depth >= MAX_DEPTH) return REJECT
+        if (depth === stack.length) { const s = new Uint8Array(stack.length * 2); s.set(stack); stack = s }
+        stack[depth++] = OBJECT
+        i = skipKey(b, i + 1, n, canonical)
+        if (i === REJECT) return REJECT
+        continue
       }
-    }
-    case 0x5b: {
-      if (depth >= MAX_DEPTH) return REJECT
-      i++
-      if (b[i] === 0x5d) return i + 1
-      for (;;) {
-        i = skipValue(b, i, canonical, depth + 1)
-        if (i < 0) return REJECT
-        const d = b[i++]
-        if (d === 0x2c) continue
-        if (d === 0x5d) return i
-        return REJECT
+    } else if (c === 0x5b) {
+      if (b[i + 1] === 0x5d) {
+        i += 2
+      } else {
+        if (depth >= MAX_DEPTH) return REJECT
+        if (depth === stack.length) { const s = new Uint8Array(stack.length * 2); s.set(stack); stack = s }
+        stack[depth++] = ARRAY
+        i++
+        continue
       }
+    } else if (c === 0x74) {
+      if (b[i + 1] !== 0x72 || b[i + 2] !== 0x75 || b[i + 3] !== 0x65) return REJECT
+      i += 4
+    } else if (c === 0x66) {
+      if (b[i + 1] !== 0x61 || b[i + 2] !== 0x6c || b[i + 3] !== 0x73 || b[i + 4] !== 0x65) return REJECT
+      i += 5
+    } else if (c === 0x6e) {
+      if (b[i + 1] !== 0x75 || b[i + 2] !== 0x6c || b[i + 3] !== 0x6c) return REJECT
+      i += 4
+    } else if (c === 0x2d || (c >= 0x30 && c <= 0x39)) {
+      i = scanNumber(b, i)
+      if (i === REJECT || (canonical && !numberCanonical)) return REJECT
+    } else {
+      return REJECT
     }
-    case 0x74: return b[i + 1] === 0x72 && b[i + 2] === 0x75 && b[i + 3] === 0x65 ? i + 4 : REJECT
-    case 0x66: return b[i + 1] === 0x61 && b[i + 2] === 0x6c && b[i + 3] === 0x73 && b[i + 4] === 0x65 ? i + 5 : REJECT
-    case 0x6e: return b[i + 1] === 0x75 && b[i + 2] === 0x6c && b[i + 3] === 0x6c ? i + 4 : REJECT
-    default: {
-      if (c !== 0x2d && (c < 0x30 || c > 0x39)) return REJECT
-      const e = scanNumber(b, i)
-      if (canonical && !numberCanonical) return REJECT
-      return e
+    // After a value: close what ends here; a comma leads to the next value (after its key, in an object).
+    for (;;) {
+      if (depth === 0) return canonical && oddString ? REJECT : i
+      c = b[i++]
+      const top = stack[depth - 1]
+      if (c === 0x2c) {
+        if (top === OBJECT) {
+          i = skipKey(b, i, n, canonical)
+          if (i === REJECT) return REJECT
+        }
+        break
+      }
+      if ((c === 0x7d && top === OBJECT) || (c === 0x5d && top === ARRAY)) { depth--; continue }
+      return REJECT
     }
   }
+}
+
+/** i at a key: the index after its colon, or REJECT. */
+function skipKey(b: Uint8Array, i: number, n: number, canonical: boolean): number {
+  if (b[i] !== 0x22) return REJECT
+  if (canonical && b[i + 1] >= 0x30 && b[i + 1] <= 0x39) return REJECT
+  i = skipString(b, i + 1, n)
+  if (i === REJECT || b[i] !== 0x3a) return REJECT
+  return i + 1
 }
 
 /** The JS string of the string token at [start, end) (quotes included), as JSON.parse reads it. */
