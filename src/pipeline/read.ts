@@ -4,7 +4,7 @@ import { typePrefix, recordAttrs, recordObject, type Attrs } from '../machinery/
 import { parseFieldSelector, parseLabelSelector, matchFields, matchLabels, SelectorError, type FieldRequirement, type LabelSelector } from '../machinery/selectors.js'
 import type { Obj, ResolvedDefinition } from '../registry/define.js'
 import type { RequestContext, Response } from './context.js'
-import { contentTypeOf, encodeListInSlices, encodeValue, inSlices, negotiate } from './encode.js'
+import { contentTypeOf, encodeListInSlices, inSlices, negotiate } from './encode.js'
 import { TableListBuilder, tableVersionOf } from './table.js'
 import { store, gr, shardOfDef, keyFor, objectResponse, parseRv, waitForVersion, aliasOf } from './dispatch.js'
 
@@ -249,7 +249,7 @@ export async function listResponse(ctx: RequestContext, def: ResolvedDefinition,
   if (tv) {
     const tb = new TableListBuilder(def, meta, ctx.query, tv)
     if (!(await inSlices(items.length, (from, to) => tb.add(items, from, to), aborted))) return gone(ctx)
-    return { status: 200, body: encodeValue(tb.finish(), 'json', ctx.pretty), contentType: 'application/json', headers: ctx.responseHeaders }
+    return { status: 200, body: tb.finishJson(ctx.pretty), contentType: 'application/json', headers: ctx.responseHeaders }
   }
   const mt = negotiate(ctx.headers['accept'])
   const body = await encodeListInSlices(def.apiVersion, def.listKind, meta, items, mt, ctx.pretty, aliasOf(ctx), aborted)

@@ -80,7 +80,8 @@ export function buildTable(def: ResolvedDefinition, objects: Obj[], listMeta: Ob
  * the same as buildTable's of the parsed items.
  */
 export class TableListBuilder {
-  readonly #rows: Obj[] = []
+  /** Each row as JSON text (written as it is built, in the slices). */
+  readonly #rows: string[] = []
   readonly #cols: TableColumn[]
   readonly #include: 'None' | 'Metadata' | 'Object'
   readonly #now = Date.now()
@@ -95,12 +96,20 @@ export class TableListBuilder {
     for (let i = from; i < to; i++) {
       const it = items[i]
       const o = full ? JSON.parse(it.toString()) as Obj : parseWithoutManagedFields(it)
-      this.#rows.push(rowOf(this.#cols, o, this.#include, this.tableApiVersion, this.#now))
+      this.#rows.push(JSON.stringify(rowOf(this.#cols, o, this.#include, this.tableApiVersion, this.#now)))
     }
   }
 
+  /** The Table as JSON text: JSON.stringify of the Table object (indented by two and a newline when pretty). */
+  finishJson(pretty: boolean): string {
+    const head = `{"kind":"Table","apiVersion":${JSON.stringify(this.tableApiVersion)},"metadata":${JSON.stringify(this.listMeta)},"columnDefinitions":${JSON.stringify(columnDefinitions(this.def))},"rows":[`
+    const text = `${head}${this.#rows.join(',')}]}`
+    return pretty ? JSON.stringify(JSON.parse(text), null, 2) + '\n' : text
+  }
+
+  /** The Table as an object. */
   finish(): Obj {
-    return { kind: 'Table', apiVersion: this.tableApiVersion, metadata: this.listMeta, columnDefinitions: columnDefinitions(this.def), rows: this.#rows }
+    return JSON.parse(this.finishJson(false)) as Obj
   }
 }
 

@@ -56,6 +56,8 @@ t.test('TableListBuilder gives the Table buildTable gives for the parsed objects
     t.equal(JSON.stringify(strip(got)), JSON.stringify(strip(want)), `includeObject=${include}`)
     if (include === 'Metadata' || include === undefined) t.notOk(JSON.stringify(got).includes('managedFields'), 'no managedFields in the rows')
     if (include === 'Object') t.ok(JSON.stringify(got).includes('managedFields'), 'whole objects keep managedFields')
+    t.equal(tb.finishJson(false), JSON.stringify(got), 'the text is JSON.stringify of the Table')
+    t.equal(tb.finishJson(true), JSON.stringify(got, null, 2) + '\n', 'pretty: indented by two, with a newline')
   }
   t.throws(() => new TableListBuilder(pods, {}, new URLSearchParams({ includeObject: 'All' }), 'meta.k8s.io/v1'), /includeObject: Unsupported value/)
 })
