@@ -1,8 +1,8 @@
 // The encode stage: choose the response media type from Accept, and write objects, lists and Status in it.
 import { stringify as yamlStringify } from 'yaml'
 import { notAcceptable } from '../machinery/errors.js'
-import { encodeObject, encodeList as encodePbList } from '../machinery/codecs/protobuf.js'
-import { cborFromJson, cborList } from '../machinery/codecs/cbor.js'
+import { encodeObject, encodeObjectJson, JsonListEncoder } from '../machinery/codecs/protobuf.js'
+import { cborFromJson, CborListEncoder } from '../machinery/codecs/cbor.js'
 import { byteFieldsOf } from '../registry/byte-fields.js'
 
 /** `protobuf` answers in the upstream spelling clients decode; `orch-protobuf` when only ours was asked for. */
@@ -100,7 +100,7 @@ export function encodeJsonBytes(json: Buffer | string, mt: MediaType, pretty: bo
     if (!pretty) return json
     return JSON.stringify(JSON.parse(json.toString()), null, 2) + '\n'
   }
-  if (isProtobuf(mt)) return encodeObject(JSON.parse(aliased(json.toString(), alias)) as Record<string, unknown>)
+  if (isProtobuf(mt)) return encodeObjectJson(alias ? aliased(json.toString(), alias) : json)
   if (mt === 'cbor') return cborFromJson(aliased(json.toString(), alias), byteFieldsOf)
   return yamlStringify(JSON.parse(json.toString()))
 }
@@ -115,14 +115,63 @@ export function encodeValue(value: unknown, mt: MediaType, pretty: boolean): Buf
 
 /** A list from its items' stored JSON: JSON is stitched from the bytes; protobuf and CBOR encode item by item. */
 export function encodeList(apiVersion: string, kind: string, meta: Record<string, unknown>, items: Array<Buffer | string>, mt: MediaType, pretty: boolean, alias?: Alias): Buffer | string {
+  const slices = itemEncoder(apiVersion, kind, meta, items, mt, alias)
+  if (slices) {
+    slices.add(0, items.length)
+    return slices.finish()
+  }
+  return jsonList(apiVersion, kind, meta, items, mt, pretty)
+}
+
+/**
+ * encodeList in slices of the items, giving the event loop back between slices once a slice has run for
+ * SLICE_MS, so that a large list does not hold the thread (other requests, watch deliveries) for its whole
+ * encoding. Resolves to null when `aborted` says the client has gone.
+ */
+export async function encodeListInSlices(apiVersion: string, kind: string, meta: Record<string, unknown>, items: Array<Buffer | string>, mt: MediaType, pretty: boolean, alias?: Alias, aborted?: () => boolean): Promise<Buffer | string | null> {
+  const slices = itemEncoder(apiVersion, kind, meta, items, mt, alias)
+  if (!slices) return jsonList(apiVersion, kind, meta, items, mt, pretty)
+  if (!(await inSlices(items.length, (from, to) => slices.add(from, to), aborted))) return null
+  return slices.finish()
+}
+
+/** Items at a time: a slice ends after this many items once SLICE_MS has passed since the last turn of the event loop. */
+const SLICE_ITEMS = 64
+/** How long a slice of list work may hold the event loop. */
+export const SLICE_MS = 10
+
+/** Runs fn over [0, n) in slices (see encodeListInSlices); false when aborted between slices. */
+export async function inSlices(n: number, fn: (from: number, to: number) => void, aborted?: () => boolean): Promise<boolean> {
+  let since = performance.now()
+  for (let from = 0; from < n; from += SLICE_ITEMS) {
+    fn(from, Math.min(n, from + SLICE_ITEMS))
+    if (from + SLICE_ITEMS < n && performance.now() - since >= SLICE_MS) {
+      await new Promise<void>((resolve) => setImmediate(resolve))
+      if (aborted?.()) return false
+      since = performance.now()
+    }
+  }
+  return true
+}
+
+interface ItemSlices { add(from: number, to: number): void; finish(): Buffer }
+
+/** The protobuf or CBOR encoder of a list, fed items by index; null for the JSON forms (stitched in one go). */
+function itemEncoder(apiVersion: string, kind: string, meta: Record<string, unknown>, items: Array<Buffer | string>, mt: MediaType, alias?: Alias): ItemSlices | null {
+  if (!isProtobuf(mt) && mt !== 'cbor') return null
+  const av = alias && apiVersion.startsWith(`${alias[0]}/`) ? `${alias[1]}${apiVersion.slice(alias[0].length)}` : apiVersion
+  const texts = alias ? items.map((it) => aliased(it.toString(), alias)) : items
+  let size = 0
+  for (const it of texts) size += it.length
   if (isProtobuf(mt)) {
-    const av = alias && apiVersion.startsWith(`${alias[0]}/`) ? `${alias[1]}${apiVersion.slice(alias[0].length)}` : apiVersion
-    return encodePbList(av, kind, meta, items.map((it) => JSON.parse(aliased(it.toString(), alias)) as Record<string, unknown>))
+    const enc = new JsonListEncoder(av, kind, meta, size)
+    return { add: (from, to) => enc.add(texts, from, to), finish: () => enc.finish() }
   }
-  if (mt === 'cbor') {
-    const av = alias && apiVersion.startsWith(`${alias[0]}/`) ? `${alias[1]}${apiVersion.slice(alias[0].length)}` : apiVersion
-    return cborList(kind, av, meta, alias ? items.map((it) => aliased(it.toString(), alias)) : items, byteFieldsOf)
-  }
+  const enc = new CborListEncoder(kind, av, meta, texts.length, byteFieldsOf, size)
+  return { add: (from, to) => enc.add(texts, from, to), finish: () => enc.finish() }
+}
+
+function jsonList(apiVersion: string, kind: string, meta: Record<string, unknown>, items: Array<Buffer | string>, mt: MediaType, pretty: boolean): Buffer | string {
   const head = `{"kind":"${kind}","apiVersion":"${apiVersion}","metadata":${JSON.stringify(meta)},"items":[`
   const chunks: Buffer[] = [Buffer.from(head)]
   items.forEach((it, i) => {

@@ -4,8 +4,8 @@ import { typePrefix, recordAttrs, recordObject, type Attrs } from '../machinery/
 import { parseFieldSelector, parseLabelSelector, matchFields, matchLabels, SelectorError, type FieldRequirement, type LabelSelector } from '../machinery/selectors.js'
 import type { Obj, ResolvedDefinition } from '../registry/define.js'
 import type { RequestContext, Response } from './context.js'
-import { contentTypeOf, encodeList, encodeValue, negotiate } from './encode.js'
-import { buildTable, tableVersionOf } from './table.js'
+import { contentTypeOf, encodeListInSlices, inSlices, negotiate } from './encode.js'
+import { TableListBuilder, tableVersionOf } from './table.js'
 import { store, gr, shardOfDef, keyFor, objectResponse, parseRv, waitForVersion, aliasOf } from './dispatch.js'
 
 
@@ -243,15 +243,22 @@ export async function list(ctx: RequestContext, def: ResolvedDefinition): Promis
   return listResponse(ctx, def, meta, parts)
 }
 
-export function listResponse(ctx: RequestContext, def: ResolvedDefinition, meta: Obj, items: Array<Buffer | string>): Response {
+export async function listResponse(ctx: RequestContext, def: ResolvedDefinition, meta: Obj, items: Array<Buffer | string>): Promise<Response> {
   const tv = ctx.info.verb === 'list' ? tableVersionOf(ctx.headers['accept']) : null
+  const aborted = () => ctx.aborted
   if (tv) {
-    const objects = items.map((it) => JSON.parse(it.toString()) as Obj)
-    const table = buildTable(def, objects, meta, ctx.query, tv)
-    return { status: 200, body: encodeValue(table, 'json', ctx.pretty), contentType: 'application/json', headers: ctx.responseHeaders }
+    const tb = new TableListBuilder(def, meta, ctx.query, tv)
+    if (!(await inSlices(items.length, (from, to) => tb.add(items, from, to), aborted))) return gone(ctx)
+    return { status: 200, body: tb.finishJson(ctx.pretty), contentType: 'application/json', headers: ctx.responseHeaders }
   }
   const mt = negotiate(ctx.headers['accept'])
-  const body = encodeList(def.apiVersion, def.listKind, meta, items, mt, ctx.pretty, aliasOf(ctx))
+  const body = await encodeListInSlices(def.apiVersion, def.listKind, meta, items, mt, ctx.pretty, aliasOf(ctx), aborted)
+  if (body === null) return gone(ctx)
   return { status: 200, body, contentType: contentTypeOf(mt), headers: ctx.responseHeaders }
+}
+
+/** The answer to a request whose client has gone while it was being encoded (never written). */
+function gone(ctx: RequestContext): Response {
+  return { status: 200, body: '', contentType: 'application/json', headers: ctx.responseHeaders }
 }
 

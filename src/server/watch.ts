@@ -12,7 +12,7 @@ import type { Store } from '../pipeline/store.js'
 import type { RequestContext, Response } from '../pipeline/context.js'
 import { parseSelectors, matches, matchesAttrs, indexedRequirement, type Selectors } from '../pipeline/read.js'
 import { negotiate, isProtobuf, contentTypeOf, aliased, cborEnabled, PROTOBUF, CBOR_SEQ, type MediaType, type Alias } from '../pipeline/encode.js'
-import { encodeObject, encodeWatchEvent } from '../machinery/codecs/protobuf.js'
+import { encodeObjectJson, encodeWatchEvent } from '../machinery/codecs/protobuf.js'
 import { cborWatchEvent } from '../machinery/codecs/cbor.js'
 import { byteFieldsOf } from '../registry/byte-fields.js'
 import { buildTable, tableVersionOf } from '../pipeline/table.js'
@@ -286,7 +286,7 @@ const encoded = new WeakMap<Uint8Array, Map<string, Buffer>>()
 /** One event in the watcher's form: a JSON line, a length-prefixed protobuf WatchEvent frame, or a CBOR data item. */
 function frame(mt: MediaType, type: string, objectJson: Buffer | string, alias?: Alias): Buffer {
   if (isProtobuf(mt)) {
-    return encodeWatchEvent(type, encodeObject(JSON.parse(aliased(objectJson.toString(), alias)) as Record<string, unknown>))
+    return encodeWatchEvent(type, encodeObjectJson(alias ? aliased(objectJson.toString(), alias) : objectJson))
   }
   if (mt === 'cbor') return cborWatchEvent(type, aliased(objectJson.toString(), alias), byteFieldsOf)
   const body = alias ? aliased(objectJson.toString(), alias) : objectJson

@@ -5,7 +5,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { decodeObject, encodeList, encodeObject, encodeWatchEvent } from '../../src/machinery/codecs/protobuf.js'
+import { decodeObject, encodeList, encodeListJson, encodeObject, encodeObjectJson, encodeWatchEvent, JsonListEncoder, jsonPathStats } from '../../src/machinery/codecs/protobuf.js'
 
 type Obj = Record<string, any>
 
@@ -533,6 +533,111 @@ t.test('every served kind has a sample and round-trips', async (t) => {
     t.strictSame(decodeObject(encodeObject(list)), list, `${key}: its list round-trips`)
   }
   t.equal(Object.keys(samples).length, resources.length, 'no sample for a kind that is not served')
+})
+
+// ---- lists from stored JSON text (the JSON path) ----
+
+/** A list body from items' JSON text, and whether every item took the JSON path (not the parse fallback). */
+function fromJson(apiVersion: string, kind: string, meta: Obj, texts: string[]): { body: Buffer; fast: boolean } {
+  const before = jsonPathStats.parsed
+  const body = encodeListJson(apiVersion, kind, meta, texts.map((s) => Buffer.from(s)))
+  return { body, fast: jsonPathStats.parsed === before }
+}
+
+/** encodeListJson must write what encodeObject writes for the parsed list. */
+type Equal = { equal: (a: unknown, b: unknown, m?: string) => unknown }
+
+function sameAsParsed(t: Equal, apiVersion: string, kind: string, texts: string[], fast: boolean | undefined, what: string): void {
+  const meta = { resourceVersion: '9', continue: 'c', remainingItemCount: 2 }
+  const expected = encodeObject({ apiVersion, kind, metadata: meta, items: texts.map((s) => JSON.parse(s)) })
+  const got = fromJson(apiVersion, kind, meta, texts)
+  t.equal(got.body.toString('hex'), expected.toString('hex'), `${what}: same bytes as from the parsed items`)
+  if (fast !== undefined) t.equal(got.fast, fast, `${what}: ${fast ? 'JSON path' : 'parsed'}`)
+  // One object (GET, watch events): the same bytes as encodeObject of the parsed object (which gives the type here).
+  for (const x of texts) {
+    let parsed: unknown
+    try { parsed = JSON.parse(x) } catch { continue }
+    if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed) || x.trim() === '{}') continue
+    // The item with its type first, as stored objects have it (the item's own apiVersion and kind follow).
+    const typed = `{"apiVersion":${JSON.stringify(apiVersion)},"kind":${JSON.stringify(kind.slice(0, -'List'.length))},${x.trimStart().slice(1)}`
+    let want: string
+    try { want = encodeObject(JSON.parse(typed)).toString('hex') } catch (e) { want = String(e) }
+    let gotOne: string
+    try { gotOne = encodeObjectJson(Buffer.from(typed)).toString('hex') } catch (e) { gotOne = String(e) }
+    t.equal(gotOne, want, `${what}: one object`)
+  }
+}
+
+t.test('lists from stored JSON: every served kind, the same bytes as from parsed objects, on the JSON path', async (t) => {
+  for (const r of resources) {
+    const key = `${apiVersionOf(r)}/${r.kind}`
+    const sample = samples[key]
+    if (!sample) continue
+    const managed = { ...sample, metadata: { ...sample.metadata, managedFields: [{ manager: 'kubectl', operation: 'Apply', apiVersion: sample.apiVersion, time: T1, fieldsType: 'FieldsV1', fieldsV1: { 'f:metadata': { 'f:labels': { '.': {}, 'f:app': {} } }, 'f:spec': { 'k:{"name":"x"}': { '.': {}, 'f:n': {} } } } }] } }
+    sameAsParsed(t, sample.apiVersion, `${r.kind}List`, [JSON.stringify(sample), JSON.stringify(managed)], true, key)
+    const before = jsonPathStats.parsed
+    t.equal(encodeObjectJson(JSON.stringify(managed)).toString('hex'), encodeObject(managed).toString('hex'), `${key}: one object`)
+    t.equal(jsonPathStats.parsed, before, `${key}: one object on the JSON path`)
+  }
+  // Objects whose apiVersion and kind do not come first, or are missing: parsed, with encodeObject's errors.
+  const cm = { metadata: { name: 'x' }, apiVersion: 'v1', kind: 'ConfigMap', data: { a: 'b' } }
+  t.equal(encodeObjectJson(JSON.stringify(cm)).toString('hex'), encodeObject(cm).toString('hex'), 'type after other members')
+  t.throws(() => encodeObjectJson('{"metadata":{}}'), /no apiVersion or kind/)
+  t.throws(() => encodeObjectJson('{"apiVersion":"v1","kind":"Nope"}'), /no protobuf message for v1 Nope/)
+  t.throws(() => encodeObjectJson('{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":2}}'), /ObjectMeta\.name: expected a string/)
+})
+
+t.test('lists from stored JSON: values the JSON path hands to the parser, or handles by the rules of encMessage', async (t) => {
+  const cm = (extra: Obj, meta: Obj = {}): Obj => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'a', namespace: 'ns', ...meta }, ...extra })
+  const list = (texts: string[], fast: boolean | undefined, what: string) => sameAsParsed(t, 'v1', 'ConfigMapList', texts, fast, what)
+  // Strings: escapes, non-ASCII, lone surrogates (U+FFFD on the wire), long values, empty values.
+  list([JSON.stringify(cm({ data: { q: 'a "quoted" \\ back\nslash\ttab\u0001', u: 'héllo ✓ 🚀', lone: '\ud800x\udc00', long: 'é'.repeat(300), e: '' } }))], true, 'escapes and UTF-8')
+  list([JSON.stringify(cm({}, { labels: { 'z': '1', 'a': '2', 'é': '3', '10': 'x', '9': 'y', '🚀': 'r', '\uffff': 'f' } }))], true, 'map keys sorted as strings (integer-like keys included)')
+  list([JSON.stringify(cm({}, { annotations: { '__proto__': 'p', ok: 'k' } }))], true, '__proto__ map key')
+  list(['{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"a","labels":{"x":null,"y":"1"}}}'], true, 'a null map value: the key alone')
+  list(['{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"a","finalizers":["a",null,"b"]}}'], true, 'null in a repeated string field')
+  list(['{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"a","generation":null,"labels":null},"data":null}'], true, 'null fields are left out')
+  // Keys: escaped keys, duplicate keys, unknown fields of any shape.
+  list(['{"apiVersion":"v1","kind":"ConfigMap","metadata":{"n\\u0061me":"a"}}'], false, 'escaped key: parsed')
+  list(['{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"a","name":"b"}}'], false, 'duplicate field: parsed (the last value wins)')
+  list(['{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"a","labels":{"x":"1","x":"2"}}}'], false, 'duplicate map key: parsed')
+  list(['{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"a","unknown":{"deep":[1,2.5e-3,{"x":[true,false,null]}],"s":"\\u00e9"}},"extra":[]}'], true, 'unknown fields skipped')
+  // Numbers: forms JSON.parse reads as integers, and Quantity/IntOrString from numbers.
+  const pod = (spec: string) => `{"apiVersion":"v1","kind":"Pod","metadata":{"name":"p","generation":1.0e1,"deletionGracePeriodSeconds":-0},"spec":${spec}}`
+  sameAsParsed(t, 'v1', 'PodList', [pod('{"containers":[{"name":"c","resources":{"limits":{"cpu":2,"memory":"1Gi"}},"ports":[{"containerPort":80.0}],"livenessProbe":{"httpGet":{"port":8080},"periodSeconds":-3,"terminationGracePeriodSeconds":9007199254740993}}],"priority":-2147483648}')], true, 'integers written as decimals, negatives, quantities and IntOrString from numbers')
+  sameAsParsed(t, 'v1', 'PodList', [pod('{"containers":[{"name":"c","livenessProbe":{"httpGet":{"port":"http"},"exec":{"command":["a"]}},"readinessProbe":{}}],"volumes":[{"name":"v","configMap":{"name":"c","items":[{"key":"k","path":"p"}]},"secret":{"secretName":"s"}}]}')], true, 'inlined structs (Probe, Volume) in field order')
+  sameAsParsed(t, 'v1', 'PodList', [pod('{"volumes":[{"name":"v","name":"w"}]}')], false, 'duplicate key in a message with inlined structs: parsed')
+  // Raw JSON values (FieldsV1, RawExtension): copied when canonical, else JSON.stringify(JSON.parse()).
+  const mf = (fields: string) => `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"a","managedFields":[{"manager":"m","fieldsType":"FieldsV1","fieldsV1":${fields},"time":"2025-01-01T00:00:00Z"}]}}`
+  list([mf('{"f:data":{".":{},"f:a":{}},"k:{\\"port\\":80}":{}}')], true, 'canonical FieldsV1 copied')
+  list([mf('{"f:data":{"\\u0041":{},"\\/":{},"é":{}},"x":[1.50,1E2,-0,10000000000000000000000]}')], true, 'non-canonical FieldsV1 re-stringified')
+  list([mf('{"2":{},"1":{},"f:a":{}}')], true, 'integer-like keys in FieldsV1 (reordered by JSON.parse)')
+  list([mf('[]'), mf('"text"'), mf('7')], true, 'FieldsV1 of other JSON types')
+  // Times: MicroTime with fractions and offsets.
+  sameAsParsed(t, 'events.orch.io/v1', 'EventList', [JSON.stringify({ apiVersion: 'events.orch.io/v1', kind: 'Event', metadata: { name: 'e', namespace: 'ns', creationTimestamp: '2025-01-01T01:02:03+02:00' }, eventTime: '2025-01-01T00:00:00.123456Z', series: { count: 2, lastObservedTime: '2025-01-01T00:00:01.5+01:00' }, reportingController: 'x', reportingInstance: 'y', action: 'a', reason: 'r' })], true, 'Time and MicroTime forms')
+  // Not the JSON path: whitespace, non-objects; their errors are encMessage's.
+  list(['{ "apiVersion": "v1", "kind": "ConfigMap", "metadata": { "name": "a" } }'], false, 'whitespace: parsed')
+  t.throws(() => encodeListJson('v1', 'ConfigMapList', {}, [Buffer.from('{"metadata":{"name":1}}')]), /ObjectMeta\.name: expected a string/, 'a wrong type fails as encMessage fails')
+  t.throws(() => encodeListJson('v1', 'ConfigMapList', {}, [Buffer.from('[1]')]), /expected an object/)
+  t.throws(() => encodeListJson('v1', 'ConfigMapList', {}, [Buffer.from('{"metadata":{"name":"a"}')]), SyntaxError, 'malformed JSON fails as JSON.parse fails')
+  t.throws(() => encodeListJson('v1', 'ConfigMapList', {}, [Buffer.from('{"metadata":{"name":"a"}} x')]), SyntaxError)
+  t.throws(() => encodeListJson('v1', 'ConfigMap', {}, []), /not a list/)
+  // After a failed item the writer is usable again.
+  list([JSON.stringify(cm({ data: { a: 'b' } }))], true, 'after errors')
+})
+
+t.test('lists from stored JSON in slices: other encodes may run in between', async (t) => {
+  const texts = Array.from({ length: 50 }, (_, i) => JSON.stringify({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: `cm-${i}`, namespace: 'ns' }, data: { v: 'x'.repeat(i * 10) } }))
+  const meta = { resourceVersion: '5' }
+  const whole = encodeListJson('v1', 'ConfigMapList', meta, texts)
+  const enc = new JsonListEncoder('v1', 'ConfigMapList', meta)
+  for (let i = 0; i < texts.length; i += 7) {
+    enc.add(texts, i, Math.min(texts.length, i + 7))
+    encodeObject({ apiVersion: 'v1', kind: 'Secret', metadata: { name: 'between' }, data: { k: 'AAAA' } })
+    encodeListJson('v1', 'PodList', {}, ['{"apiVersion":"v1","kind":"Pod","metadata":{"name":"p"}}'])
+  }
+  t.equal(enc.finish().toString('hex'), whole.toString('hex'))
+  t.strictSame(decodeObject(whole), { apiVersion: 'v1', kind: 'ConfigMapList', metadata: meta, items: texts.map((s) => JSON.parse(s)) })
 })
 
 // ---- hand-built upstream bytes ----

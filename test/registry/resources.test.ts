@@ -81,6 +81,12 @@ for (const def of resources) {
     const o = minimal(r)
     for (const c of r.table ?? []) {
       t.doesNotThrow(() => c.cell(structuredClone(o), NOW), `table cell ${c.name}`)
+      // Table lists parse stored objects without metadata.managedFields: no cell may read it.
+      const read: string[] = []
+      const watched = structuredClone(o)
+      watched.metadata = new Proxy({ ...watched.metadata, managedFields: [] }, { get: (m, k) => { if (k === 'managedFields') read.push(String(k)); return Reflect.get(m, k) } })
+      try { c.cell(watched, NOW) } catch { /* totality is checked above */ }
+      t.same(read, [], `table cell ${c.name} does not read metadata.managedFields`)
     }
     for (const [name, f] of Object.entries(r.fieldSelectors ?? {})) {
       let v: unknown

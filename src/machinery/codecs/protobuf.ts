@@ -1,5 +1,6 @@
 // The protobuf media type: the `k8s\0` + runtime.Unknown envelope, objects and lists to and from their JSON shape, watch frames; driven by protobuf-messages.json.
 import { existsSync, readFileSync } from 'node:fs'
+import { REJECT, scanNumber, scanString, skipValue, stringFlags, stringValue, numberValue, numberIsIntLiteral } from './json-scan.js'
 
 type Obj = Record<string, any>
 
@@ -69,6 +70,10 @@ class Field {
   valueKind = STRING
   valueMsg: Msg | null = null
   readonly typeName: string
+  /** The JSON name's bytes (ASCII), for matching keys in JSON text. */
+  readonly jsonBytes: Buffer
+  /** Stamp of the JSON object being encoded in which this field was last seen (duplicate keys). */
+  seen = 0
 
   constructor(no: number, json: string, type: string, label: string, flags: string) {
     this.no = no
@@ -80,7 +85,15 @@ class Field {
     this.kind = label === 'map' ? MAP : SCALAR_KINDS[type] ?? MSG
     this.wire = WIRE_OF_KIND[this.kind]
     this.tag = (no << 3) | this.wire
+    this.jsonBytes = Buffer.from(json, 'latin1')
   }
+}
+
+/** The hash of a key in JSON text (its bytes) and of a field's JSON name. */
+function keyHash(b: Uint8Array, start: number, end: number): number {
+  let h = 0
+  for (let i = start; i < end; i++) h = (Math.imul(h, 31) + b[i]) | 0
+  return h
 }
 
 class Msg {
@@ -92,6 +105,10 @@ class Msg {
   hasInline = false
   /** Fields by number (holes where a number is not used). */
   byNo: (Field | undefined)[] = []
+  /** Fields by key hash (open addressing, inlined structs excluded), for encoding from JSON text. */
+  slotHash = new Int32Array(0)
+  slotField: (Field | undefined)[] = []
+  mask = 0
   constructor(name: string, special: number) {
     this.name = name
     this.special = special
@@ -140,6 +157,18 @@ function init(): void {
       if (f.inline) msg.hasInline = true
       else msg.byJson.set(f.json, f)
     }
+    let size = 8
+    while (size < msg.byJson.size * 2) size *= 2
+    msg.mask = size - 1
+    msg.slotHash = new Int32Array(size)
+    msg.slotField = new Array<Field | undefined>(size).fill(undefined)
+    for (const f of msg.byJson.values()) {
+      const h = keyHash(f.jsonBytes, 0, f.jsonBytes.length)
+      let slot = h & msg.mask
+      while (msg.slotField[slot] !== undefined) slot = (slot + 1) & msg.mask
+      msg.slotHash[slot] = h
+      msg.slotField[slot] = f
+    }
   }
   for (const [k, v] of Object.entries(table.kinds)) kinds.set(k, messages.get(v)!)
   for (const [k, v] of Object.entries(table.anyVersionKinds)) anyVersionKinds.set(k, messages.get(v)!)
@@ -166,7 +195,7 @@ function messageFor(apiVersion: string, kind: string): Msg {
 
 const MAGIC = [0x6b, 0x38, 0x73, 0x00]
 const KEEP_SCRATCH = 1 << 20
-let out = Buffer.allocUnsafe(64 * 1024)
+let out: Buffer = Buffer.allocUnsafe(64 * 1024)
 let p = 0
 
 function grow(n: number): void {
@@ -530,12 +559,595 @@ export function encodeList(apiVersion: string, kind: string, metadata: Record<st
   })
 }
 
+// ---------------------------------------------------------------------------------------------------------------
+// Encoding from JSON text: list items straight from their stored JSON bytes, without JSON.parse. Stored objects are
+// JSON.stringify output, so the text is walked once: keys are matched to fields by hash, strings without escapes
+// are copied as they are, FieldsV1 and RawExtension values (which protobuf carries as JSON) are copied as the
+// canonical text they already are. Whatever this path does not handle exactly as encMessage would (an escaped key,
+// whitespace, a value of the wrong type, a duplicate key, anything malformed) abandons the item, which is then parsed
+// and encoded by encMessage: the output is the same bytes either way, and errors are encMessage's.
+
+/** Thrown to abandon the JSON path for an item (no stack: it is not an error). */
+const BAIL = Object.freeze({ bail: true })
+function bail(): never { throw BAIL }
+
+const NO_BYTES = Buffer.alloc(0)
+/** The JSON text being encoded and the read position in it. */
+let src: Buffer = NO_BYTES
+let q = 0
+/** Stamps of JSON objects, for duplicate keys (Field.seen). */
+let stamp = 0
+
+/** How many list items took the JSON path and how many were parsed (for tests and profiling). */
+export const jsonPathStats = { fast: 0, parsed: 0 }
+
+/** The field of m whose JSON name is the key at [ks, ke) with hash h. */
+function fieldOfKey(m: Msg, h: number, ks: number, ke: number): Field | undefined {
+  const mask = m.mask
+  const slots = m.slotField
+  let slot = h & mask
+  for (;;) {
+    const f = slots[slot]
+    if (f === undefined) return undefined
+    if (m.slotHash[slot] === h) {
+      const name = f.jsonBytes
+      const len = ke - ks
+      if (name.length === len) {
+        let i = 0
+        while (i < len && name[i] === src[ks + i]) i++
+        if (i === len) return f
+      }
+    }
+    slot = (slot + 1) & mask
+  }
+}
+
+let keyStart = 0
+let keyEnd = 0
+
+/** A key at q: its hash; keyStart/keyEnd delimit its bytes; q moves past the colon. Escaped keys are abandoned. */
+function jKey(): number {
+  const b = src
+  const n = b.length
+  if (b[q] !== 0x22) bail()
+  let i = q + 1
+  let h = 0
+  for (;;) {
+    if (i >= n) bail()
+    const c = b[i]
+    if (c === 0x22) break
+    if (c === 0x5c || c < 0x20) bail()
+    h = (Math.imul(h, 31) + c) | 0
+    i++
+  }
+  keyStart = q + 1
+  keyEnd = i
+  if (b[i + 1] !== 0x3a) bail()
+  q = i + 2
+  return h
+}
+
+function jNull(): boolean {
+  const b = src
+  if (b[q] !== 0x6e) return false
+  if (b[q + 1] !== 0x75 || b[q + 2] !== 0x6c || b[q + 3] !== 0x6c) bail()
+  q += 4
+  return true
+}
+
+/** The end of the value at q (whatever it is), or abandon when it is not JSON. */
+function jSkip(): number {
+  const e = skipValue(src, q)
+  if (e === REJECT) bail()
+  return e
+}
+
+/** The string at q as JSON.parse reads it; q moves past it. */
+function jString(): string {
+  const b = src
+  if (b[q] !== 0x22) bail()
+  const start = q
+  const e = scanString(b, q)
+  if (e === REJECT) bail()
+  q = e
+  return stringValue(b, start, e, stringFlags)
+}
+
+/** The number at q; q moves past it. */
+function jNumber(): number {
+  const start = q
+  const e = scanNumber(src, q)
+  if (e === REJECT) bail()
+  q = e
+  return numberValue(src, start, e)
+}
+
+function isNumberStart(c: number): boolean {
+  return c === 0x2d || (c >= 0x30 && c <= 0x39)
+}
+
+/** A message's JSON object at q (as encMessage writes it). */
+function jMessage(m: Msg): void {
+  const b = src
+  if (b[q] !== 0x7b) bail()
+  if (m.hasInline) { jMessageInline(m); return }
+  q++
+  if (b[q] === 0x7d) { q++; return }
+  const s = ++stamp
+  for (;;) {
+    const h = jKey()
+    const f = fieldOfKey(m, h, keyStart, keyEnd)
+    if (f === undefined) {
+      q = jSkip()
+    } else {
+      if (f.seen === s) bail()
+      f.seen = s
+      if (!jNull()) jField(f)
+    }
+    const c = b[q++]
+    if (c === 0x2c) continue
+    if (c === 0x7d) return
+    bail()
+  }
+}
+
+/**
+ * A message with inlined structs: encMessage writes its fields in field order, each inlined struct from the same
+ * object. The members are indexed first (key hash, key bytes, value position), then written field by field.
+ */
+function jMessageInline(m: Msg): void {
+  const b = src
+  q++
+  const members: number[] = []
+  if (b[q] === 0x7d) {
+    q++
+  } else {
+    for (;;) {
+      const h = jKey()
+      members.push(h, keyStart, keyEnd, q)
+      q = jSkip()
+      const c = b[q++]
+      if (c === 0x2c) continue
+      if (c === 0x7d) break
+      bail()
+    }
+  }
+  const end = q
+  // A duplicate key: JSON.parse keeps the last value, at the first key's place.
+  for (let i = 0; i < members.length; i += 4) {
+    for (let j = i + 4; j < members.length; j += 4) {
+      if (members[i] === members[j] && sameKey(members[i + 1], members[i + 2], members[j + 1], members[j + 2])) bail()
+    }
+  }
+  jInlineFields(m, members)
+  q = end
+}
+
+function sameKey(as: number, ae: number, bs: number, be: number): boolean {
+  if (ae - as !== be - bs) return false
+  for (let i = 0; i < ae - as; i++) if (src[as + i] !== src[bs + i]) return false
+  return true
+}
+
+function jInlineFields(m: Msg, members: number[]): void {
+  const fields = m.fields
+  for (let i = 0; i < fields.length; i++) {
+    const f = fields[i]
+    if (f.inline) {
+      wTag(f.tag)
+      const at = beginLen()
+      const sub = f.msg!
+      if (sub.hasInline) {
+        jInlineFields(sub, members)
+      } else {
+        for (let k = 0; k < members.length; k += 4) {
+          const g = fieldOfKey(sub, members[k], members[k + 1], members[k + 2])
+          if (g === undefined) continue
+          q = members[k + 3]
+          if (!jNull()) jField(g)
+        }
+      }
+      endLen(at)
+    } else {
+      const name = f.jsonBytes
+      for (let k = 0; k < members.length; k += 4) {
+        const ks = members[k + 1]
+        if (members[k + 2] - ks !== name.length) continue
+        let j = 0
+        while (j < name.length && name[j] === src[ks + j]) j++
+        if (j !== name.length) continue
+        q = members[k + 3]
+        if (!jNull()) jField(f)
+        break
+      }
+    }
+  }
+}
+
+/** A field's non-null JSON value at q (as encField writes it). */
+function jField(f: Field): void {
+  const b = src
+  if (f.repeated) {
+    if (b[q] !== 0x5b) bail()
+    q++
+    if (b[q] === 0x5d) { q++; return }
+    for (;;) {
+      if (jNull()) encNull(f)
+      else jValue(f.kind, f.msg, f.tag, KEEP)
+      const c = b[q++]
+      if (c === 0x2c) continue
+      if (c === 0x5d) return
+      bail()
+    }
+  }
+  if (f.kind === MAP) { jMap(f); return }
+  jValue(f.kind, f.msg, f.tag, f.presence)
+}
+
+/** A map: entries sorted by key, as encField writes them. */
+function jMap(f: Field): void {
+  const b = src
+  if (b[q] !== 0x7b) bail()
+  q++
+  if (b[q] === 0x7d) { q++; return }
+  const keys: string[] = []
+  const values: number[] = []
+  for (;;) {
+    keys.push(jString())
+    if (b[q] !== 0x3a) bail()
+    q++
+    values.push(q)
+    q = jSkip()
+    const c = b[q++]
+    if (c === 0x2c) continue
+    if (c === 0x7d) break
+    bail()
+  }
+  const end = q
+  let order: number[] | undefined
+  if (keys.length > 1) {
+    order = keys.map((_, i) => i)
+    order.sort((x, y) => (keys[x] < keys[y] ? -1 : keys[x] > keys[y] ? 1 : 0))
+    for (let i = 1; i < order.length; i++) if (keys[order[i]] === keys[order[i - 1]]) bail()
+  }
+  const vtag = f.valueKind === MSG ? 0x12 : 0x10 | WIRE_OF_KIND[f.valueKind]
+  for (let i = 0; i < keys.length; i++) {
+    const j = order === undefined ? i : order[i]
+    wTag(f.tag)
+    const at = beginLen()
+    wTag(0x0a)
+    wString(keys[j])
+    q = values[j]
+    if (!jNull()) jValue(f.valueKind, f.valueMsg, vtag, KEEP)
+    endLen(at)
+  }
+  q = end
+}
+
+/** Copies src[start, end) as a length-delimited value. */
+function wRaw(start: number, end: number): void {
+  const len = end - start
+  wVarint(len)
+  if (p + len > out.length) grow(len)
+  if (len < 64) {
+    // Buffer#copy costs more than a short loop.
+    const o = out
+    const b = src
+    let w = p
+    for (let i = start; i < end; i++) o[w++] = b[i]
+    p = w
+    return
+  }
+  src.copy(out, p, start, end)
+  p += len
+}
+
+/** One non-null value of a field at q (as encValue writes it). */
+function jValue(kind: number, sub: Msg | null, tag: number, presence: number): void {
+  const b = src
+  switch (kind) {
+    case STRING: {
+      if (b[q] !== 0x22) bail()
+      const start = q
+      const e = scanString(b, q)
+      if (e === REJECT) bail()
+      q = e
+      if (e - start === 2) {
+        if (presence === OMIT) return
+        wTag(tag)
+        wVarint(0)
+        return
+      }
+      wTag(tag)
+      if (stringFlags === 0) wRaw(start + 1, e - 1)
+      else wString(stringValue(b, start, e, stringFlags))
+      return
+    }
+    case INT32:
+    case INT64: {
+      if (!isNumberStart(b[q])) bail()
+      const v = jNumber()
+      if (!Number.isInteger(v)) bail()
+      if (presence === OMIT && v === 0) return
+      wTag(tag)
+      wInt(v)
+      return
+    }
+    case BOOL: {
+      let v: boolean
+      if (b[q] === 0x74 && b[q + 1] === 0x72 && b[q + 2] === 0x75 && b[q + 3] === 0x65) { v = true; q += 4 }
+      else if (b[q] === 0x66 && b[q + 1] === 0x61 && b[q + 2] === 0x6c && b[q + 3] === 0x73 && b[q + 4] === 0x65) { v = false; q += 5 }
+      else bail()
+      if (presence === OMIT && !v) return
+      wTag(tag)
+      if (p + 1 > out.length) grow(1)
+      out[p++] = v ? 1 : 0
+      return
+    }
+    case DOUBLE: {
+      if (!isNumberStart(b[q])) bail()
+      const v = jNumber()
+      if (presence === OMIT && v === 0) return
+      wTag(tag)
+      if (p + 8 > out.length) grow(8)
+      out.writeDoubleLE(v, p)
+      p += 8
+      return
+    }
+    case BYTES: {
+      const v = jString()
+      if (presence === OMIT && v === '') return
+      wTag(tag)
+      wBase64(v)
+      return
+    }
+    default:
+      jMessageValue(sub!, tag, presence)
+  }
+}
+
+/** A message-typed non-null value at q, with its tag and length (as encValue and encMessageValue write it). */
+function jMessageValue(m: Msg, tag: number, presence: number): void {
+  const b = src
+  switch (m.special) {
+    case S_NONE: {
+      if (b[q] !== 0x7b) bail()
+      wTag(tag)
+      const at = beginLen()
+      jMessage(m)
+      endLen(at)
+      return
+    }
+    case S_TIME: {
+      const seconds = parseTime(jString())
+      if (Number.isNaN(seconds)) bail()
+      wTag(tag)
+      const at = beginLen()
+      wTag(0x08)
+      wInt(seconds)
+      endLen(at)
+      return
+    }
+    case S_MICROTIME: {
+      if (!parseMicroTime(jString())) bail()
+      wTag(tag)
+      const at = beginLen()
+      wTag(0x08)
+      wInt(parsedSeconds)
+      if (parsedNanos !== 0) { wTag(0x10); wInt(parsedNanos) }
+      endLen(at)
+      return
+    }
+    case S_QUANTITY: {
+      const c = b[q]
+      const v = c === 0x22 ? jString() : isNumberStart(c) ? String(jNumber()) : bail()
+      wTag(tag)
+      const at = beginLen()
+      wTag(0x0a)
+      wString(v)
+      endLen(at)
+      return
+    }
+    case S_INTORSTRING: {
+      const c = b[q]
+      wTag(tag)
+      const at = beginLen()
+      if (c === 0x22) {
+        const v = jString()
+        wTag(0x08)
+        wVarint(1)
+        wTag(0x1a)
+        wString(v)
+      } else if (isNumberStart(c)) {
+        const v = jNumber()
+        if (!Number.isInteger(v)) bail()
+        wTag(0x10)
+        wInt(v)
+      } else {
+        bail()
+      }
+      endLen(at)
+      return
+    }
+    case S_RAWEXTENSION:
+    case S_FIELDSV1:
+    case S_JSON: {
+      // JSON.stringify of the parsed value: the text itself when it is canonical, as stored objects are.
+      wTag(tag)
+      const at = beginLen()
+      wTag(0x0a)
+      const start = q
+      const e = skipValue(b, q, true)
+      if (e !== REJECT) {
+        wRaw(start, e)
+        q = e
+      } else {
+        q = jSkip()
+        wString(JSON.stringify(JSON.parse(b.toString('utf8', start, q))))
+      }
+      endLen(at)
+      return
+    }
+    default: {
+      // The either-or schema messages, string lists: rare in lists; parsed and written by encValue.
+      const start = q
+      q = jSkip()
+      encValue(m, '', MSG, m, tag, presence, JSON.parse(b.toString('utf8', start, q)))
+    }
+  }
+}
+
+/** One list item from its JSON text (the JSON path, else parsed and written by encMessage). */
+function encodeItemJson(list: Msg, itemMsg: Msg, item: Uint8Array | string): void {
+  const start = p
+  try {
+    src = typeof item === 'string' ? Buffer.from(item, 'utf8') : Buffer.isBuffer(item) ? item : Buffer.from(item.buffer, item.byteOffset, item.byteLength)
+    q = 0
+    wTag(0x12)
+    const at = beginLen()
+    jMessage(itemMsg)
+    if (q !== src.length) bail()
+    endLen(at)
+    jsonPathStats.fast++
+  } catch {
+    p = start
+    jsonPathStats.parsed++
+    const o = JSON.parse(typeof item === 'string' ? item : Buffer.from(item.buffer, item.byteOffset, item.byteLength).toString('utf8')) as unknown
+    if (!isObject(o)) fail(list, 'items', 'expected an object')
+    wTag(0x12)
+    const at = beginLen()
+    encMessage(itemMsg, o)
+    endLen(at)
+  } finally {
+    src = NO_BYTES
+  }
+}
+
+/**
+ * A list from its items' JSON text (stored objects), added in slices: the list keeps its own buffer, so other
+ * encodes may run between slices (a large list need not hold the event loop). The bytes are those of encodeList
+ * (and encodeObject) of the parsed items.
+ */
+export class JsonListEncoder {
+  #buf: Buffer
+  #p: number
+  readonly #room: number
+  readonly #list: Msg
+  readonly #itemMsg: Msg
+
+  /** `sizeHint`: the items' total JSON size, if known (the buffer starts at about the size of the answer). */
+  constructor(readonly apiVersion: string, readonly kind: string, metadata: Record<string, any> | undefined, sizeHint = 0) {
+    const m = messageFor(apiVersion, kind)
+    const meta = m.byNo[1]
+    const itemsField = m.byNo[2]
+    if (!kind.endsWith('List') || !meta || meta.json !== 'metadata' || !itemsField || itemsField.json !== 'items' || !itemsField.msg) {
+      throw new Error(`protobuf: ${apiVersion} ${kind} is not a list`)
+    }
+    this.#list = m
+    this.#itemMsg = itemsField.msg
+    this.#room = envelopeRoom(apiVersion, kind)
+    this.#buf = Buffer.allocUnsafe(this.#room + 1024 + Math.ceil(sizeHint * 0.8))
+    this.#p = this.#room
+    this.#run(() => { if (metadata !== undefined && metadata !== null) encField(m, meta, metadata) })
+  }
+
+  /** Runs fn with the list's buffer as the writer's. */
+  #run(fn: () => void): void {
+    const savedOut = out
+    const savedP = p
+    out = this.#buf
+    p = this.#p
+    try {
+      fn()
+    } finally {
+      this.#buf = out
+      this.#p = p
+      out = savedOut
+      p = savedP
+    }
+  }
+
+  /** Appends items[from, to). */
+  add(items: ReadonlyArray<Uint8Array | string>, from = 0, to = items.length): void {
+    const list = this.#list
+    const itemMsg = this.#itemMsg
+    this.#run(() => { for (let i = from; i < to; i++) encodeItemJson(list, itemMsg, items[i]) })
+  }
+
+  /** The finished body (the encoder is done with after this). */
+  finish(): Buffer {
+    let result: Buffer = NO_BYTES
+    this.#run(() => { result = out.subarray(writeEnvelopeHeader(this.apiVersion, this.kind, this.#room), p) })
+    this.#buf = NO_BYTES
+    return result
+  }
+}
+
+/** A list from its items' JSON text in one go (see JsonListEncoder). */
+export function encodeListJson(apiVersion: string, kind: string, metadata: Record<string, any> | undefined, items: ReadonlyArray<Uint8Array | string>): Buffer {
+  let size = 0
+  for (const it of items) size += it.length
+  const enc = new JsonListEncoder(apiVersion, kind, metadata, size)
+  enc.add(items)
+  return enc.finish()
+}
+
+const API_VERSION_KEY = Buffer.from('"apiVersion"')
+const KIND_KEY = Buffer.from('"kind"')
+
+/** The object's apiVersion and kind when they are its first two members (as in stored objects), else null. */
+function typeMetaOf(b: Buffer): [string, string] | null {
+  if (b[0] !== 0x7b) return null
+  let apiVersion: string | null = null
+  let kind: string | null = null
+  let i = 1
+  for (let n = 0; n < 2; n++) {
+    const ks = i
+    const ke = scanString(b, i)
+    if (ke === REJECT || b[ke] !== 0x3a || b[ke + 1] !== 0x22) return null
+    const ve = scanString(b, ke + 1)
+    if (ve === REJECT || (b[ve] !== 0x2c && b[ve] !== 0x7d)) return null
+    const v = stringValue(b, ke + 1, ve, stringFlags)
+    if (ke - ks === API_VERSION_KEY.length && b.compare(API_VERSION_KEY, 0, API_VERSION_KEY.length, ks, ke) === 0 && apiVersion === null) apiVersion = v
+    else if (ke - ks === KIND_KEY.length && b.compare(KIND_KEY, 0, KIND_KEY.length, ks, ke) === 0 && kind === null) kind = v
+    else return null
+    i = ve + 1
+  }
+  return [apiVersion!, kind!]
+}
+
+/**
+ * An object from its JSON text (a stored object): the bytes of encodeObject of the parsed object, without parsing
+ * when its apiVersion and kind come first and the JSON path takes it.
+ */
+export function encodeObjectJson(json: Uint8Array | string): Buffer {
+  const bytes = typeof json === 'string' ? Buffer.from(json, 'utf8') : Buffer.isBuffer(json) ? json : Buffer.from(json.buffer, json.byteOffset, json.byteLength)
+  const tm = typeMetaOf(bytes)
+  if (tm !== null) {
+    try {
+      const m = messageFor(tm[0], tm[1])
+      const body = encodeEnvelope(tm[0], tm[1], () => {
+        src = bytes
+        q = 0
+        jMessage(m)
+        if (q !== src.length) bail()
+      })
+      jsonPathStats.fast++
+      return body
+    } catch {
+      // parsed below: encodeObject's bytes or its error
+    } finally {
+      src = NO_BYTES
+    }
+  }
+  jsonPathStats.parsed++
+  return encodeObject(JSON.parse(typeof json === 'string' ? json : bytes.toString('utf8')) as Record<string, any>)
+}
+
 /** `k8s\0` + runtime.Unknown{typeMeta{apiVersion, kind}, raw: what writeRaw writes}. */
 function encodeEnvelope(apiVersion: string, kind: string, writeRaw: () => void): Buffer {
-  const avLen = Buffer.byteLength(apiVersion, 'utf8')
-  const kindLen = Buffer.byteLength(kind, 'utf8')
   // The object's message goes after room for the header, which is written in front of it once its length is known.
-  const room = 4 + 1 + 5 + 1 + 5 + avLen + 1 + 5 + kindLen + 1 + 5
+  const room = envelopeRoom(apiVersion, kind)
   p = 0
   if (room + 1024 > out.length) grow(room + 1024)
   p = room
@@ -545,6 +1157,19 @@ function encodeEnvelope(apiVersion: string, kind: string, writeRaw: () => void):
     p = 0
     throw err
   }
+  const start = writeEnvelopeHeader(apiVersion, kind, room)
+  return take(start)
+}
+
+/** Room for the envelope's header in front of the raw message. */
+function envelopeRoom(apiVersion: string, kind: string): number {
+  return 4 + 1 + 5 + 1 + 5 + Buffer.byteLength(apiVersion, 'utf8') + 1 + 5 + Buffer.byteLength(kind, 'utf8') + 1 + 5
+}
+
+/** Writes the header in front of the raw message at [room, p) and returns where the body starts; p is left as it was. */
+function writeEnvelopeHeader(apiVersion: string, kind: string, room: number): number {
+  const avLen = Buffer.byteLength(apiVersion, 'utf8')
+  const kindLen = Buffer.byteLength(kind, 'utf8')
   const rawLen = p - room
   const tmLen = 1 + varintSize(avLen) + avLen + 1 + varintSize(kindLen) + kindLen
   const start = room - (4 + 1 + varintSize(tmLen) + tmLen + 1 + varintSize(rawLen))
@@ -563,7 +1188,7 @@ function encodeEnvelope(apiVersion: string, kind: string, writeRaw: () => void):
   wVarint(rawLen)
   if (p !== room) throw new Error('protobuf: internal error: header size')
   p = end
-  return take(start)
+  return start
 }
 
 function varintSize(v: number): number {
