@@ -28,13 +28,36 @@ const ENCODINGS: Record<string, Encoding> = {
   cbor: { accept: 'application/cbor', magic: Buffer.from([0xd9, 0xd9, 0xf7]), namesPerObject: 1 },
 }
 
+const APPS = 50
+const HASH = '7c9f8d6b5f'
+
+/**
+ * The ReplicaSets the pods name as their owners: without them the server's garbage collector (rightly) deletes the
+ * pods while they are being listed. Returns their uids by app index.
+ */
+async function createOwners(c: HttpConnection): Promise<string[]> {
+  const uids: string[] = []
+  for (let k = 0; k < APPS; k++) {
+    const app = `web-${k}`
+    const body = JSON.stringify({
+      apiVersion: 'apps/v1', kind: 'ReplicaSet', metadata: { name: `${app}-${HASH}`, namespace: 'default' },
+      spec: { replicas: 0, selector: { matchLabels: { app, 'pod-template-hash': HASH } }, template: { metadata: { labels: { app, 'pod-template-hash': HASH } }, spec: { containers: [{ name: 'app', image: 'registry.local/app:1' }] } } },
+    })
+    const r = await c.request('POST', '/apis/apps/v1/namespaces/default/replicasets', body)
+    const uid = JSON.parse(r.body.toString()).metadata?.uid
+    if (r.status !== 201 || typeof uid !== 'string') throw new Error(`ReplicaSet ${app}: ${r.status} ${r.body.toString().slice(0, 200)}`)
+    uids.push(uid)
+  }
+  return uids
+}
+
 /**
  * A pod as a ReplicaSet creates it (no status: the server sets none on create): about 4.8 KB as sent, about 9.9 KB as
  * stored and listed in JSON (uid, versions, timestamps and about 5 KB of managedFields).
  */
-export function realisticPod(name: string, i: number): string {
-  const app = `web-${i % 50}`
-  const hash = '7c9f8d6b5f'
+export function realisticPod(name: string, i: number, ownerUids?: string[]): string {
+  const app = `web-${i % APPS}`
+  const hash = HASH
   const container = (cname: string, image: string, port: number) => ({
     name: cname, image, imagePullPolicy: 'IfNotPresent',
     args: ['--config=/etc/app/config.yaml', `--port=${port}`, '--log-level=info'],
@@ -64,7 +87,7 @@ export function realisticPod(name: string, i: number): string {
       name, namespace: 'default', generateName: `${app}-${hash}-`,
       labels: { app, 'pod-template-hash': hash, tier: 'frontend', 'app.kubernetes.io/part-of': 'shop' },
       annotations: { 'prometheus.io/scrape': 'true', 'prometheus.io/port': '9080', 'kubectl.kubernetes.io/restartedAt': '2026-01-01T00:00:00Z' },
-      ownerReferences: [{ apiVersion: 'apps/v1', kind: 'ReplicaSet', name: `${app}-${hash}`, uid: '6c1b9c8e-2f4a-4d1e-9a7b-3e5f8c2d1a0b', controller: true, blockOwnerDeletion: true }],
+      ownerReferences: [{ apiVersion: 'apps/v1', kind: 'ReplicaSet', name: `${app}-${hash}`, uid: ownerUids?.[i % APPS] ?? '6c1b9c8e-2f4a-4d1e-9a7b-3e5f8c2d1a0b', controller: true, blockOwnerDeletion: true }],
     },
     spec: {
       containers: [container('app', `registry.local/shop/${app}:1.4.2`, 8080), container('proxy', 'registry.local/mesh/proxy:2.1.0', 15001)],
@@ -118,7 +141,8 @@ export const encode: Scenario = {
     try {
       if (!ctx.remote) {
         const seeders = ctx.connections(srv.url, ctx.int('connections'))
-        await seed(ctx, seeders, PODS, N, (i) => realisticPod(seqName(PREFIX, i, DIGITS), i))
+        const owners = await createOwners(seeders[0])
+        await seed(ctx, seeders, PODS, N, (i) => realisticPod(seqName(PREFIX, i, DIGITS), i, owners))
         closeAll(seeders)
       }
       const [c] = ctx.connections(srv.url, 1)
