@@ -2,7 +2,7 @@
 import { open, type RootDatabase, type Database } from 'lmdb'
 import type { MessagePort } from 'node:worker_threads'
 import { pino, type Logger } from 'pino'
-import { encodeRecord, indexKey, recordAttrs, recordWithoutObject, RV_MARKER, type Attrs } from '../../src/machinery/storage-format.js'
+import { encodeRecord, indexKey, prefixEnd, recordAttrs, recordWithoutObject, RV_MARKER, type Attrs } from '../../src/machinery/storage-format.js'
 import { PortPeer } from '../../src/machinery/port-rpc.js'
 import {
   COUNTER_SLOT, watermarkSlot,
@@ -193,8 +193,9 @@ function apply(w: PendingWrite): void {
   const at = req.json.indexOf(RV_MARKER)
   const json = at < 0 ? req.json : req.json.slice(0, at) + String(rv) + req.json.slice(at + RV_MARKER.length)
   const rec = encodeRecord(rv, req.attrs, json)
-  const fields = indexed.get(typePrefixOf(req.key))
-  if (fields) reindex(req.key, fields, cur ? recordAttrs(cur) : null, req.op === 'objectPut' ? JSON.parse(req.attrs) as Attrs : null)
+  const tp = typePrefixOf(req.key)
+  const fields = indexed.get(tp)
+  if (fields) reindex(tp, req.key, fields, cur ? recordAttrs(cur) : null, req.op === 'objectPut' ? JSON.parse(req.attrs) as Attrs : null)
   if (req.op === 'objectPut') {
     if (!cur) countKey(req.key, 1)
     objects.put(req.key, rec)
@@ -209,8 +210,7 @@ function apply(w: PendingWrite): void {
 }
 
 /** Moves a key's index entries from its old field values to its new ones (null: absent), inside the transaction. */
-function reindex(key: string, fields: string[], old: Attrs | null, cur: Attrs | null): void {
-  const tp = typePrefixOf(key)
+function reindex(tp: string, key: string, fields: string[], old: Attrs | null, cur: Attrs | null): void {
   for (const f of fields) {
     const was = old ? old.f?.[f] ?? '' : null
     const now = cur ? cur.f?.[f] ?? '' : null
@@ -231,18 +231,14 @@ function buildIndexes(spec: Record<string, string[]>): void {
   root.transactionSync(() => {
     for (const { key } of index.getRange({})) index.remove(key as string)
     for (const [prefix, fields] of indexed) {
-      for (const { key, value } of objects.getRange({ start: prefix, end: prefixEndOf(prefix) })) {
-        reindex(key as string, fields, null, recordAttrs(value as Buffer))
+      for (const { key, value } of objects.getRange({ start: prefix, end: prefixEnd(prefix) })) {
+        reindex(prefix, key as string, fields, null, recordAttrs(value as Buffer))
         n++
       }
     }
     meta2.put('index-spec', want)
   })
   log.info({ objects: n, ms: Math.round(performance.now() - t0) }, 'secondary indexes built')
-}
-
-function prefixEndOf(prefix: string): string {
-  return prefix.slice(0, -1) + String.fromCharCode(prefix.charCodeAt(prefix.length - 1) + 1)
 }
 
 function commitBatch(): void {
