@@ -1,7 +1,7 @@
 // The authorize stage: the attributes record, a cached or fresh decision from the authz actor, 403 unless allowed.
 import { forbidden, type ApiError } from '../machinery/errors.js'
 import { parseFieldSelector } from '../machinery/selectors.js'
-import type { AuthzClient } from '../../actors/authz/client.js'
+import type { AuthzClient, AuthzDecision } from '../../actors/authz/client.js'
 import type { Attributes } from '../../actors/authz/messages.js'
 import type { RequestContext } from './context.js'
 
@@ -59,11 +59,16 @@ function escapeHtml(s: string): string {
   return /[&<>]/.test(s) ? s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;') : s
 }
 
-export async function authorize(ctx: RequestContext): Promise<void> {
+/** Synchronous when the decision is cached (the common case); a promise only when the actor is asked. */
+export function authorize(ctx: RequestContext): void | Promise<void> {
   const a = attributesOf(ctx)
-  const d = await client.authorize(a)
-  if (d.decision === 'allow') return
-  throw forbiddenFor(a, d.reason)
+  const d = client.authorize(a)
+  if (d instanceof Promise) return d.then((r) => decided(a, r))
+  decided(a, d)
+}
+
+function decided(a: Attributes, d: AuthzDecision): void {
+  if (d.decision !== 'allow') throw forbiddenFor(a, d.reason)
 }
 
 /** A further check of the same request under another verb (server-side apply that creates needs `create`). */

@@ -26,7 +26,21 @@ export function servedMediaTypes(): string[] { return cborServed ? WITH_CBOR : B
 
 interface AcceptEntry { type: string; sub: string; params: Record<string, string>; q: number }
 
-export function parseAccept(accept: string): AcceptEntry[] {
+/** Parsed Accept headers by their text: clients send the same few over and over (read-only results). */
+const acceptCache = new Map<string, readonly AcceptEntry[]>()
+const ACCEPT_CACHE_LIMIT = 256
+
+export function parseAccept(accept: string): readonly AcceptEntry[] {
+  let entries = acceptCache.get(accept)
+  if (entries === undefined) {
+    entries = Object.freeze(parseAcceptText(accept))
+    if (acceptCache.size >= ACCEPT_CACHE_LIMIT) acceptCache.clear()
+    acceptCache.set(accept, entries)
+  }
+  return entries
+}
+
+function parseAcceptText(accept: string): AcceptEntry[] {
   const out: AcceptEntry[] = []
   for (const part of accept.split(',')) {
     const [mt, ...ps] = part.split(';').map((s) => s.trim())

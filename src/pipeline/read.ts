@@ -15,7 +15,8 @@ export async function get(ctx: RequestContext, def: ResolvedDefinition): Promise
   const shard = shardOfDef(def)
   const rvParam = ctx.query.get('resourceVersion')
   if (rvParam !== null && rvParam !== '' && rvParam !== '0') await waitForVersion(shard, parseRv(rvParam))
-  const rec = store.getFresh(shard, keyFor(def, ctx.info.namespace, ctx.info.name))
+  // The record is only read until the answer is built (the body is copied out when written): the store's slab will do.
+  const rec = store.getFreshTransient(shard, keyFor(def, ctx.info.namespace, ctx.info.name))
   if (!rec) throw notFound(gr(def), ctx.info.name)
   return objectResponse(ctx, 200, recordObject(rec))
 }

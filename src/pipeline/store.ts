@@ -1,15 +1,41 @@
 // The front-end's view of storage: direct LMDB reads of every shard's environment, writes and watches through each shard's client.
-import { open, type RootDatabase, type Database } from 'lmdb'
+import { open, type RootDatabase, type Database, type Transaction } from 'lmdb'
 import type { MessagePort } from 'node:worker_threads'
 import { ShardClient } from '../../actors/shard/client.js'
 import { COUNTER_SLOT, watermarkSlot, type ShardReply } from '../../actors/shard/messages.js'
 import { shardOf } from '../machinery/sharding.js'
 import { indexRange, prefixEnd } from '../machinery/storage-format.js'
 
+/** lmdb-js reads take a transaction in their options (its typings omit the parameter). */
+interface ReadsIn { getBinary(key: string, options?: { transaction: Transaction }): Buffer | undefined; getBinaryFast(key: string, options?: { transaction: Transaction }): Buffer | undefined }
+
 interface ShardEnv {
-  root: RootDatabase; objects: Database<Buffer, string>; meta: Database<number, string>; index: Database<Buffer, string>
+  root: RootDatabase; objects: Database<Buffer, string> & ReadsIn; meta: Database<number, string>; index: Database<Buffer, string>
   /** The shard's watermark when the read snapshot was last renewed (-1: never). */
   freshAt: bigint
+  /** The snapshot fresh reads use, held across event-loop turns while the watermark stays put (see #fresh). */
+  held: Transaction | undefined
+  heldAt: bigint
+  heldOpts: { transaction: Transaction } | undefined
+}
+
+/** A held snapshot no read renewed for this long after a write is let go (it would keep LMDB from reusing pages). */
+const RELEASE_STALE_MS = 500
+
+const SLAB_SIZE = 256 * 1024
+const SLAB_MAX_VALUE = 16 * 1024
+let slab = Buffer.allocUnsafeSlow(SLAB_SIZE)
+let slabAt = 0
+
+/** A copy of `bytes` in the current slab (a new slab when it is full; big values get a buffer of their own). */
+function slabCopy(bytes: Uint8Array): Buffer {
+  const n = bytes.length
+  if (n > SLAB_MAX_VALUE) return Buffer.from(bytes)
+  if (slabAt + n > SLAB_SIZE) { slab = Buffer.allocUnsafeSlow(SLAB_SIZE); slabAt = 0 }
+  slab.set(bytes, slabAt)
+  const out = slab.subarray(slabAt, slabAt + n)
+  slabAt = (slabAt + n + 7) & ~7
+  return out
 }
 
 export class Store {
@@ -26,12 +52,16 @@ export class Store {
       const root = open({ path: `${dataDir}/shard-${i}`, mapSize: 64 * 1024 ** 3, maxDbs: 4 })
       this.#envs.push({
         root,
-        objects: root.openDB<Buffer, string>('objects', { encoding: 'binary' }),
+        objects: root.openDB<Buffer, string>('objects', { encoding: 'binary' }) as Database<Buffer, string> & ReadsIn,
         meta: root.openDB<number, string>('meta', { encoding: 'msgpack' }),
         index: root.openDB<Buffer, string>('index', { encoding: 'binary' }),
         freshAt: -1n,
+        held: undefined,
+        heldAt: -1n,
+        heldOpts: undefined,
       })
     }
+    setInterval(() => this.#releaseStale(), RELEASE_STALE_MS).unref()
   }
 
   shardFor(group: string, resource: string): number { return shardOf(group, resource, this.shards) }
@@ -43,15 +73,50 @@ export class Store {
    */
   getFresh(shard: number, key: string): Buffer | undefined {
     const env = this.#envs[shard]
-    this.#renew(shard, env)
-    return env.objects.getBinary(key)
+    return env.objects.getBinary(key, this.#fresh(shard, env))
   }
 
-  #renew(shard: number, env: ShardEnv): void {
+  /**
+   * Fresh reads go through a read transaction this store holds itself: lmdb-js would otherwise renew and reset its
+   * own snapshot on every event-loop turn that reads (a timer and two native calls per turn). It is replaced only
+   * when the shard's watermark moved, which the shard does after each commit and before acknowledging it, so a
+   * read after an acknowledged write always sees it.
+   */
+  #fresh(shard: number, env: ShardEnv): { transaction: Transaction } {
     const wm = Atomics.load(this.#counters, watermarkSlot(shard))
-    if (wm === env.freshAt) return
+    if (env.heldOpts !== undefined && wm === env.heldAt) return env.heldOpts
+    env.held?.done()
+    // lmdb-js's own snapshot may be from earlier in this turn: reset it so the one handed to us is taken now.
     env.root.resetReadTxn()
-    env.freshAt = wm
+    const txn = env.root.useReadTransaction()
+    env.held = txn
+    env.heldAt = wm
+    env.heldOpts = { transaction: txn }
+    return env.heldOpts
+  }
+
+  #releaseStale(): void {
+    for (let shard = 0; shard < this.#envs.length; shard++) {
+      const env = this.#envs[shard]
+      if (env.held === undefined || Atomics.load(this.#counters, watermarkSlot(shard)) === env.heldAt) continue
+      env.held.done()
+      env.held = undefined
+      env.heldOpts = undefined
+      env.heldAt = -1n
+    }
+  }
+
+  /**
+   * getFresh for an answer written out at once: the bytes are copied into a shared slab instead of a buffer of
+   * their own (no ArrayBuffer per read). Never keep the result or post it to another thread (a structured clone
+   * copies the whole slab).
+   */
+  getFreshTransient(shard: number, key: string): Buffer | undefined {
+    const env = this.#envs[shard]
+    const fast = env.objects.getBinaryFast(key, this.#fresh(shard, env))
+    if (fast === undefined) return undefined
+    // LMDB's reusable buffer reports the value's size as its length; its typed-array extent is larger.
+    return slabCopy(new Uint8Array(fast.buffer, fast.byteOffset, fast.length))
   }
 
   /** The resourceVersion of a key in the current snapshot (0: absent), read without copying the record. */

@@ -8,7 +8,8 @@ export class Registry {
   /** Virtual types (nothing stored: access reviews, SelfSubjectReview, TokenReview); looked up and discovered like the rest. */
   readonly virtual: ResolvedDefinition[]
   readonly #served: ResolvedDefinition[]
-  #byGVR = new Map<string, ResolvedDefinition>()
+  /** group → version → resource: nested maps, so a look-up hashes the request's own strings and builds none. */
+  #byGVR = new Map<string, Map<string, Map<string, ResolvedDefinition>>>()
   #byGR = new Map<string, ResolvedDefinition>()
   #byGVK = new Map<string, ResolvedDefinition>()
   /** group → versions in preference order */
@@ -19,7 +20,11 @@ export class Registry {
     this.virtual = virtualDefs.map(resolveDefinition)
     this.#served = [...this.all, ...this.virtual]
     for (const d of this.#served) {
-      this.#byGVR.set(`${d.group}/${d.version}/${d.resource}`, d)
+      let versions = this.#byGVR.get(d.group)
+      if (versions === undefined) { versions = new Map(); this.#byGVR.set(d.group, versions) }
+      let byResource = versions.get(d.version)
+      if (byResource === undefined) { byResource = new Map(); versions.set(d.version, byResource) }
+      byResource.set(d.resource, d)
       this.#byGR.set(`${d.group}/${d.resource}`, d)
       this.#byGVK.set(`${d.group}/${d.version}/${d.kind}`, d)
       const vs = this.groups.get(d.group) ?? []
@@ -29,7 +34,7 @@ export class Registry {
   }
 
   lookup(group: string, version: string, resource: string): ResolvedDefinition | undefined {
-    return this.#byGVR.get(`${group}/${version}/${resource}`)
+    return this.#byGVR.get(group)?.get(version)?.get(resource)
   }
 
   byGroupResource(group: string, resource: string): ResolvedDefinition | undefined {
@@ -41,7 +46,7 @@ export class Registry {
   }
 
   servesGroupVersion(group: string, version: string): boolean {
-    return this.groups.get(group)?.includes(version) ?? false
+    return this.#byGVR.get(group)?.has(version) ?? false
   }
 
   inGroupVersion(group: string, version: string): ResolvedDefinition[] {

@@ -12,17 +12,42 @@ export function statusLine(code: number): string {
   return s
 }
 
+/**
+ * Status lines, header names and the common header values as bytes: uWS copies a string argument to UTF-8 on every
+ * call, a buffer it takes as it is. Only texts the server itself uses are kept (bounded: values vary a little).
+ */
+const asBytes = new Map<string, Buffer>()
+const AS_BYTES_LIMIT = 512
+function bytesOf(s: string): Buffer {
+  let b = asBytes.get(s)
+  if (b === undefined) {
+    b = Buffer.from(s, 'latin1')
+    if (asBytes.size >= AS_BYTES_LIMIT) asBytes.clear()
+    asBytes.set(s, b)
+  }
+  return b
+}
+const statusBytes = new Map<number, Buffer>()
+function statusLineBytes(code: number): Buffer {
+  let b = statusBytes.get(code)
+  if (b === undefined) { b = Buffer.from(statusLine(code), 'latin1'); statusBytes.set(code, b) }
+  return b
+}
+const CONTENT_TYPE = Buffer.from('Content-Type')
+const CACHE_CONTROL = Buffer.from('Cache-Control')
+const NO_CACHE = Buffer.from('no-cache, private')
+
 /** Writes a complete response (the caller has checked the request was not aborted). */
 export function writeResponse(res: HttpResponse, r: Response, head: boolean): void {
   res.cork(() => {
-    res.writeStatus(statusLine(r.status))
-    res.writeHeader('Content-Type', r.contentType)
+    res.writeStatus(statusLineBytes(r.status))
+    res.writeHeader(CONTENT_TYPE, bytesOf(r.contentType))
     let cache = false
     for (const [k, v] of r.headers) {
       if (k === 'Cache-Control') cache = true
-      res.writeHeader(k, v)
+      res.writeHeader(bytesOf(k), v)
     }
-    if (!cache) res.writeHeader('Cache-Control', 'no-cache, private')
+    if (!cache) res.writeHeader(CACHE_CONTROL, NO_CACHE)
     if (head) {
       const len = typeof r.body === 'string' ? Buffer.byteLength(r.body) : r.body.length
       res.writeHeader('Content-Length', String(len))

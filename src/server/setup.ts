@@ -59,6 +59,7 @@ export function setupPipeline(data: ThreadData, log: Logger, router: (p: Pipelin
   const registry = new Registry()
   const store = new Store(data.options.dataDir, data.counters, data.shardPorts)
   const authz = new AuthzClient(data.authzPort, data.authzVersions, data.shardPorts.length)
+  authz.setModes(data.options.authorizationMode)
   const p: Pipeline = { registry, store, authz }
   const sa = data.serviceAccounts
   const signing = parseSigningKeyPem(sa.signingKeyPem, 'service-account signing key')
