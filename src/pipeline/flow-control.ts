@@ -230,6 +230,8 @@ function applyReplica(r: ConfigReplica): void {
   for (const old of schemas) if (old.counts.dispatched > 0 || old.counts.rejected > 0) counted.push(old.counts)
   schemas = next
   catchAll = next.find((s) => s.name === 'catch-all') ?? next[next.length - 1]
+  classified = new WeakMap()
+  classifiedSize = 0
 }
 
 function reportCounts(): void {
@@ -249,10 +251,31 @@ function reportCounts(): void {
   client?.report(out, watches)
 }
 
+/**
+ * Classification results of this replica, filed by the groups array's identity (one per authenticated identity:
+ * the authenticator hands out one user object per token) and then by every request attribute a FlowSchema rule
+ * can look at. Dropped with the replica.
+ */
+let classified = new WeakMap<readonly string[], Map<string, SchemaRef>>()
+let classifiedSize = 0
+const CLASSIFIED_LIMIT = 65536
+
 function classify(ctx: RequestContext): SchemaRef {
-  const digest = { info: ctx.info, user: ctx.user ?? ANONYMOUS }
-  for (const s of schemas) if (s.matches(digest)) return s
-  return catchAll
+  const user = ctx.user ?? ANONYMOUS
+  const i = ctx.info
+  const key = i.isResourceRequest
+    ? `${user.username}\u0000${i.verb}\u0000${i.group}\u0000${i.resource}\u0000${i.subresource}\u0000${i.namespace}`
+    : `${user.username}\u0000${i.verb}\u0001${i.path}`
+  let byKey = classified.get(user.groups)
+  if (byKey === undefined) { byKey = new Map(); classified.set(user.groups, byKey) }
+  let s = byKey.get(key)
+  if (s !== undefined) return s
+  s = catchAll
+  const digest = { info: i, user }
+  for (const c of schemas) if (c.matches(digest)) { s = c; break }
+  if (classifiedSize >= CLASSIFIED_LIMIT) { classified = new WeakMap(); classifiedSize = 0 }
+  else { byKey.set(key, s); classifiedSize++ }
+  return s
 }
 
 const ANONYMOUS = { username: 'system:anonymous', groups: ['system:unauthenticated'] }

@@ -38,6 +38,7 @@ function maybeGzip(ctx: RequestContext, r: Response): void {
 }
 
 let nextReq = 0
+const NO_QUERY = new URLSearchParams()
 const HAS_BODY = new Set(['POST', 'PUT', 'PATCH', 'DELETE'])
 
 function onRequest(res: HttpResponse, req: HttpRequest): void {
@@ -49,7 +50,8 @@ function onRequest(res: HttpResponse, req: HttpRequest): void {
     const q = req.getQuery() ?? ''
     const headers: Record<string, string> = {}
     req.forEach((k, v) => { headers[k] = headers[k] === undefined ? v : `${headers[k]},${v}` })
-    const query = new URLSearchParams(q)
+    // Nothing writes to a request's query: requests without one share one empty instance.
+    const query = q === '' ? NO_QUERY : new URLSearchParams(q)
     const info = parseRequestInfo(method, url, query)
     const reqId = `${data.index}-${++nextReq}`
     ctx = new RequestContext(method, url, query, headers, info, log, reqId)

@@ -25,7 +25,11 @@ export function parseRequestInfo(method: string, path: string, query: URLSearchP
     isResourceRequest: false, path, verb: method.toLowerCase(), apiPrefix: '', group: '', version: '',
     namespace: '', resource: '', subresource: '', name: '', parts: [],
   }
-  const segs = path.split('/').filter((s) => s.length > 0)
+  // One split; empty segments (a leading slash, doubled or trailing slashes) are dropped only when there are any
+  // besides the leading one.
+  let segs = path.split('/')
+  if (segs[0] === '') segs.shift()
+  if (segs.includes('')) segs = segs.filter((s) => s.length > 0)
   if (path.includes('%')) for (let i = 0; i < segs.length; i++) { try { segs[i] = decodeURIComponent(segs[i]) } catch { /* kept as sent */ } }
   if (segs.length === 0) return info
   let rest: string[]
@@ -33,7 +37,7 @@ export function parseRequestInfo(method: string, path: string, query: URLSearchP
     info.apiPrefix = 'api'
     if (segs.length < 2) return info
     info.version = segs[1]
-    rest = segs.slice(2)
+    rest = segs.length === 2 ? [] : segs.slice(2)
   } else if (segs[0] === 'apis') {
     info.apiPrefix = 'apis'
     if (segs.length < 3) { info.group = segs[1] ?? ''; return info }
