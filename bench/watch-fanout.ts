@@ -1,7 +1,9 @@
 // watch-fanout: --watchers long-lived watch streams while --writes-per-sec creates arrive (paced). Variant `none`:
 // every watcher watches all ConfigMaps, so each write is delivered to every watcher. Variant `node`: watchers watch
 // pods with a spec.nodeName field selector (watcher j on node j mod --nodes), writes create pods round-robin over the
-// nodes, so each write reaches only that node's watchers. Delivery latency = receive time minus write ack time.
+// nodes, so each write reaches only that node's watchers; --all-watchers more watch every pod (the controllers beside
+// the kubelets). Delivery latency = receive time minus write ack time. Every watcher counts repeats of an object it
+// already saw (duplicates) besides the events that never came (lost).
 import { type Ctx, type Scenario, type ScenarioResult, closeAll } from './lib/context.js'
 import { summarize, distribution } from './lib/hist.js'
 import { paced } from './lib/load.js'
@@ -18,7 +20,7 @@ const SYNC_MS = 30_000
 export const watchFanout: Scenario = {
   name: 'watch-fanout',
   summary: '--watchers watch streams, --writes-per-sec creates; delivery latency = event receipt - write ack',
-  options: ['connections', 'object-size', 'watchers', 'writes-per-sec', 'selector', 'nodes'],
+  options: ['connections', 'object-size', 'watchers', 'all-watchers', 'writes-per-sec', 'selector', 'nodes'],
   defaults: { connections: 16, nodes: 100 },
   smokeDefaults: { connections: 2, nodes: 5, warmup: 0 },
   async run(ctx: Ctx): Promise<ScenarioResult> {
@@ -38,7 +40,10 @@ export const watchFanout: Scenario = {
 }
 
 async function runVariant(ctx: Ctx, srv: Server, variant: 'none' | 'node'): Promise<Row[]> {
-  const W = ctx.int('watchers')
+  // the node variant's cluster-wide watchers come after the node watchers (indices W .. W + A - 1)
+  const A = variant === 'node' ? Math.max(0, ctx.int('all-watchers')) : 0
+  const W = ctx.int('watchers') + A
+  const nodeWatchers = W - A
   const nodes = Math.max(1, ctx.int('nodes'))
   const size = ctx.int('object-size')
   const run = `${Date.now().toString(36)}-${variant}-`
@@ -52,17 +57,23 @@ async function runVariant(ctx: Ctx, srv: Server, variant: 'none' | 'node'): Prom
     const perNode = new Array<number>(nodes).fill(0)
     const markersSeen = new Array<boolean>(W).fill(false)
     let watchErrors = 0
+    let duplicates = 0
     for (let j = 0; j < W; j++) {
       const node = j % nodes
-      perNode[node]++
+      const all = j >= nodeWatchers
+      if (!all) perNode[node]++
       const path = variant === 'none'
         ? `${CONFIGMAPS}?watch=1&resourceVersion=${rv}`
-        : `/api/v1/pods?watch=1&resourceVersion=${rv}&fieldSelector=${encodeURIComponent(`spec.nodeName=node-${node}`)}`
+        : all ? `/api/v1/pods?watch=1&resourceVersion=${rv}`
+          : `/api/v1/pods?watch=1&resourceVersion=${rv}&fieldSelector=${encodeURIComponent(`spec.nodeName=node-${node}`)}`
+      const seen = new Set<string>()
       const wt = new Watcher(srv.url, path, (type, line, t) => {
         if (type === 'ERROR') { watchErrors++; return }
         if (type !== 'ADDED') return
         const name = firstString(line, 'name') ?? ''
         if (name.startsWith(`m-${run}`)) { markersSeen[j] = true; return }
+        if (seen.has(name)) { duplicates++; return }
+        seen.add(name)
         tracker.receive(name, t)
       })
       wt.start()
@@ -76,7 +87,7 @@ async function runVariant(ctx: Ctx, srv: Server, variant: 'none' | 'node'): Prom
       return b
     }
     const nameLen = `w-${run}`.length + DIGITS
-    const markerCount = variant === 'none' ? 1 : Math.min(nodes, W)
+    const markerCount = variant === 'none' ? 1 : Math.max(1, Math.min(nodes, nodeWatchers))
     for (let k = 0; k < markerCount; k++) {
       const name = seqName(`m-${run}`, k, nameLen - `m-${run}`.length)
       const r = await writers[0].request('POST', base, bodyFor(k, nameLen).body(name))
@@ -102,7 +113,7 @@ async function runVariant(ctx: Ctx, srv: Server, variant: 'none' | 'node'): Prom
         const res = await writers[seq % writers.length].request('POST', base, bodyFor(variant === 'none' ? 0 : node, nameLen).body(name))
         if (res.status !== 201) { tracker.forget(name); return `status ${res.status}` }
         tracker.ack(name)
-        expected += variant === 'none' ? W : perNode[node]
+        expected += variant === 'none' ? W : perNode[node] + A
         return 'ok'
       },
     })
@@ -114,7 +125,8 @@ async function runVariant(ctx: Ctx, srv: Server, variant: 'none' | 'node'): Prom
     const stageTimings = ctx.list('log-level')[0] === 'info' ? await srv.accessTimings(writeResult.window) : undefined
     const ended = watchers.filter((w) => w.ended).length
     const missed = Math.max(0, expected - tracker.received)
-    const label = variant === 'none' ? `${W} watchers, all ConfigMaps` : `${W} watchers, pods by spec.nodeName over ${nodes} nodes`
+    const label = variant === 'none' ? `${W} watchers, all ConfigMaps`
+      : `${nodeWatchers} watchers of pods by spec.nodeName over ${nodes} nodes${A > 0 ? ` + ${A} of all pods` : ''}`
     const e2e = summarize(tracker.endToEnd)
     const e2eRow: Row = {
       target: 'orch', name: `watch event from write sent, ${label}`, unit: 'events/s', ops: tracker.received, seconds: secs,
@@ -123,11 +135,11 @@ async function runVariant(ctx: Ctx, srv: Server, variant: 'none' | 'node'): Prom
     return [
       {
         target: 'orch', name: `watch delivery, ${label}`, unit: 'events/s', ops: tracker.received, seconds: secs,
-        rate: Math.round((tracker.received / secs) * 10) / 10, latency: summarize(tracker.lag), errors: missed + watchErrors + ended,
+        rate: Math.round((tracker.received / secs) * 10) / 10, latency: summarize(tracker.lag), errors: missed + duplicates + watchErrors + ended,
         server, loadgenCpuPct: cpu.loadgenCpuPct, machineBusyPct: cpu.machineBusyPct,
         timeline: tracker.filledTimeline(), distribution: distribution(tracker.lag),
         details: {
-          expected, received: tracker.received, missed, watchErrors, streamsEnded: ended, deliveredBeforeAck: tracker.earlyCount,
+          expected, received: tracker.received, missed, duplicates, watchErrors, streamsEnded: ended, deliveredBeforeAck: tracker.earlyCount,
           unknownEvents: tracker.unknown,
         },
       },

@@ -21,6 +21,7 @@ export const OPTIONS: Record<string, OptionSpec> = {
   'full-lists': { type: 'int', default: 3, smoke: 1, help: 'full (unpaged) lists to time after the paged ones (encode: per media type)' },
   encodings: { type: 'list', default: ['json', 'protobuf', 'table', 'cbor'], help: 'encode: media types to list in: json, protobuf, table (kubectl\'s as=Table), cbor (the server gets gate CBORServingAndStorage)' },
   watchers: { type: 'int', default: 100, smoke: 5, help: 'long-lived watch streams' },
+  'all-watchers': { type: 'int', default: 0, smoke: 1, help: 'watch-fanout --selector node: further watchers of all pods' },
   'writes-per-sec': { type: 'number', default: 100, smoke: 20, help: 'writes per second while watchers listen (paced, open loop)' },
   selector: { type: 'list', default: ['none', 'node'], help: 'watch-fanout variants: none = every watcher sees every write; node = pods with a per-node spec.nodeName field selector' },
   nodes: { type: 'int', default: 100, smoke: 5, help: 'simulated nodes' },
