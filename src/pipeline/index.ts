@@ -57,18 +57,60 @@ function rewriteAlias(ctx: RequestContext, r: Response): Response {
 
 export function configureWatch(h: (ctx: RequestContext, def: ResolvedDefinition) => Promise<Response>): void { watchHandler = h }
 
-export async function handle(ctx: RequestContext): Promise<Response> {
+/**
+ * One request through the stages and the verb handler. Synchronous from end to end when every part is (a cached
+ * identity and decision, a free seat, a get): then no promise is made and the answer goes out in the same turn.
+ * The seat is given back once the answer is built, on either path.
+ */
+export function handle(ctx: RequestContext): Response | Promise<Response> {
+  let async = false
   try {
     resolveAlias(ctx)
-    for (const stage of stages) {
+    for (let k = 0; k < stages.length; k++) {
       const t0 = performance.now()
-      // Stages answer synchronously when they can (cached decisions): no await, no microtask, for those.
-      const pending = stage(ctx)
-      if (pending !== undefined) await pending
-      ctx.timings[stage.name] = performance.now() - t0
+      const pending = stages[k](ctx)
+      if (pending !== undefined) {
+        async = true
+        return finishAsync(ctx, pending, k, t0)
+      }
+      ctx.timings[stages[k].name] = performance.now() - t0
     }
     const t0 = performance.now()
+    const r = route(ctx)
+    if (r instanceof Promise) {
+      async = true
+      return routed(ctx, r, t0)
+    }
+    ctx.timings.dispatch = performance.now() - t0
+    return rewriteAlias(ctx, r)
+  } finally {
+    if (!async) releaseSeat(ctx)
+  }
+}
+
+/** The rest of handle() once a stage had to wait: that stage, the later ones, the handler. */
+async function finishAsync(ctx: RequestContext, pending: Promise<void>, k: number, t0: number): Promise<Response> {
+  try {
+    await pending
+    ctx.timings[stages[k].name] = performance.now() - t0
+    for (let j = k + 1; j < stages.length; j++) {
+      const t1 = performance.now()
+      const p = stages[j](ctx)
+      if (p !== undefined) await p
+      ctx.timings[stages[j].name] = performance.now() - t1
+    }
+    const t2 = performance.now()
     const res = rewriteAlias(ctx, await route(ctx))
+    ctx.timings.dispatch = performance.now() - t2
+    return res
+  } finally {
+    releaseSeat(ctx)
+  }
+}
+
+async function routed(ctx: RequestContext, r: Promise<Response>, t0: number): Promise<Response> {
+  try {
+    const res = rewriteAlias(ctx, await r)
     ctx.timings.dispatch = performance.now() - t0
     return res
   } finally {
@@ -87,7 +129,7 @@ export function resolveType(ctx: RequestContext): ResolvedDefinition {
   return def
 }
 
-async function route(ctx: RequestContext): Promise<Response> {
+function route(ctx: RequestContext): Response | Promise<Response> {
   const i = ctx.info
   if (!i.isResourceRequest) {
     const h = nonResource(ctx)
@@ -128,7 +170,7 @@ async function route(ctx: RequestContext): Promise<Response> {
   }
 }
 
-async function routeSubresource(ctx: RequestContext, def: ResolvedDefinition): Promise<Response> {
+function routeSubresource(ctx: RequestContext, def: ResolvedDefinition): Response | Promise<Response> {
   const i = ctx.info
   const sub = i.subresource as 'status' | 'scale'
   const isNamespaceFinalize = def.group === '' && def.resource === 'namespaces' && i.subresource === 'finalize'

@@ -11,10 +11,14 @@ import { store, gr, shardOfDef, keyFor, objectResponse, parseRv, waitForVersion,
 
 // ---- get ----
 
-export async function get(ctx: RequestContext, def: ResolvedDefinition): Promise<Response> {
+export function get(ctx: RequestContext, def: ResolvedDefinition): Response | Promise<Response> {
   const shard = shardOfDef(def)
   const rvParam = ctx.query.get('resourceVersion')
-  if (rvParam !== null && rvParam !== '' && rvParam !== '0') await waitForVersion(shard, parseRv(rvParam))
+  if (rvParam !== null && rvParam !== '' && rvParam !== '0') return waitForVersion(shard, parseRv(rvParam)).then(() => getNow(ctx, def, shard))
+  return getNow(ctx, def, shard)
+}
+
+function getNow(ctx: RequestContext, def: ResolvedDefinition, shard: number): Response {
   // The record is only read until the answer is built (the body is copied out when written): the store's slab will do.
   const rec = store.getFreshTransient(shard, keyFor(def, ctx.info.namespace, ctx.info.name))
   if (!rec) throw notFound(gr(def), ctx.info.name)

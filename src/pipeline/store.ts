@@ -11,8 +11,6 @@ interface ReadsIn { getBinary(key: string, options?: { transaction: Transaction 
 
 interface ShardEnv {
   root: RootDatabase; objects: Database<Buffer, string> & ReadsIn; meta: Database<number, string>; index: Database<Buffer, string>
-  /** The shard's watermark when the read snapshot was last renewed (-1: never). */
-  freshAt: bigint
   /** The snapshot fresh reads use, held across event-loop turns while the watermark stays put (see #fresh). */
   held: Transaction | undefined
   heldAt: bigint
@@ -55,7 +53,6 @@ export class Store {
         objects: root.openDB<Buffer, string>('objects', { encoding: 'binary' }) as Database<Buffer, string> & ReadsIn,
         meta: root.openDB<number, string>('meta', { encoding: 'msgpack' }),
         index: root.openDB<Buffer, string>('index', { encoding: 'binary' }),
-        freshAt: -1n,
         held: undefined,
         heldAt: -1n,
         heldOpts: undefined,
@@ -85,7 +82,7 @@ export class Store {
   #fresh(shard: number, env: ShardEnv): { transaction: Transaction } {
     const wm = Atomics.load(this.#counters, watermarkSlot(shard))
     if (env.heldOpts !== undefined && wm === env.heldAt) return env.heldOpts
-    env.held?.done()
+    this.#release(env)
     // lmdb-js's own snapshot may be from earlier in this turn: reset it so the one handed to us is taken now.
     env.root.resetReadTxn()
     const txn = env.root.useReadTransaction()
@@ -99,11 +96,16 @@ export class Store {
     for (let shard = 0; shard < this.#envs.length; shard++) {
       const env = this.#envs[shard]
       if (env.held === undefined || Atomics.load(this.#counters, watermarkSlot(shard)) === env.heldAt) continue
-      env.held.done()
-      env.held = undefined
-      env.heldOpts = undefined
-      env.heldAt = -1n
+      this.#release(env)
     }
+  }
+
+  #release(env: ShardEnv): void {
+    if (env.held === undefined) return
+    env.held.done()
+    env.held = undefined
+    env.heldOpts = undefined
+    env.heldAt = -1n
   }
 
   /**
@@ -138,8 +140,10 @@ export class Store {
     const wmBig = Atomics.load(this.#counters, watermarkSlot(shard))
     const wm = Number(wmBig)
     const env = this.#envs[shard]
+    // Fresh reads after this one must not use an older snapshot than this (the committed version may be ahead of
+    // the published watermark): the held one is let go, the next fresh read takes a new one.
+    this.#release(env)
     env.root.resetReadTxn()
-    env.freshAt = wmBig
     const committed = env.meta.get('rv') ?? 0
     return Math.max(wm, committed)
   }

@@ -63,7 +63,7 @@ function onRequest(res: HttpResponse, req: HttpRequest): void {
       if (f) try { f() } catch (err) { log.error({ err }, 'abort callback failed') }
     })
     if (HAS_BODY.has(method)) readBody(res, c)
-    else void run(res, c)
+    else run(res, c)
   } catch (err) {
     fail(res, ctx, err)
   }
@@ -87,7 +87,7 @@ function readBody(res: HttpResponse, ctx: RequestContext): void {
       chunks.push(Buffer.from(ab.slice(0)))
       if (isLast) {
         ctx.body = chunks.length === 1 ? chunks[0] : Buffer.concat(chunks)
-        void run(res, ctx)
+        run(res, ctx)
       }
     } catch (err) {
       fail(res, ctx, err)
@@ -95,9 +95,18 @@ function readBody(res: HttpResponse, ctx: RequestContext): void {
   })
 }
 
-async function run(res: HttpResponse, ctx: RequestContext): Promise<void> {
+function run(res: HttpResponse, ctx: RequestContext): void {
   try {
-    const r = await handle(ctx)
+    const r = handle(ctx)
+    if (r instanceof Promise) r.then((done) => respond(res, ctx, done), (err) => fail(res, ctx, err))
+    else respond(res, ctx, r)
+  } catch (err) {
+    fail(res, ctx, err)
+  }
+}
+
+function respond(res: HttpResponse, ctx: RequestContext, r: Response): void {
+  try {
     if (ctx.aborted) return
     if (r.stream) { r.stream(res, ctx); return }
     // Answers built outside the resource handlers (discovery, health) still carry the stages' headers (APF's).
