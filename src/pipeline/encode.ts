@@ -184,3 +184,90 @@ function jsonList(apiVersion: string, kind: string, meta: Record<string, unknown
 
 const COMMA = Buffer.from(',')
 const TAIL = Buffer.from(']}')
+
+/** Room kept before the items of a JSON list body for its head, written last (it carries the continue token). */
+const HEAD_ROOM = 4096
+const STORED_HEADER = 12
+
+/**
+ * A JSON list stitched straight from stored records: each item's object bytes are copied from the record (which may
+ * sit in lmdb's shared read buffer) into one growing buffer, with no Buffer per item. The head goes in front of the
+ * items once the metadata is known (finish), or first when the body is streamed (head, take, finish).
+ */
+export class JsonListBody {
+  #buf: Buffer
+  /** where the bytes not yet taken start */
+  #from: number
+  #pos: number
+  #items = 0
+  #headAt = -1
+
+  constructor(capacity: number) {
+    this.#buf = Buffer.allocUnsafeSlow(HEAD_ROOM + Math.max(capacity, 1024))
+    this.#from = HEAD_ROOM
+    this.#pos = HEAD_ROOM
+  }
+
+  get items(): number { return this.#items }
+  /** bytes held and not yet taken */
+  get size(): number { return this.#pos - this.#from }
+
+  /** Makes sure `n` more bytes fit (doubling, so that growth costs a copy of the body at most once over). */
+  #room(n: number): void {
+    if (this.#pos + n <= this.#buf.length) return
+    const want = Math.max(this.#buf.length * 2, this.#pos + n + 1024)
+    const next = Buffer.allocUnsafeSlow(want)
+    this.#buf.copy(next, this.#from, this.#from, this.#pos)
+    this.#buf = next
+  }
+
+  /** Grows the buffer once to hold about `bytes` more (a hint from the first item and the expected count). */
+  reserve(bytes: number): void {
+    if (this.#pos + bytes > this.#buf.length) this.#room(bytes)
+  }
+
+  /** Appends the object of a stored record `rec[0, size)`. */
+  addRecord(rec: Uint8Array, size: number): void {
+    const start = STORED_HEADER + (rec[8] | (rec[9] << 8) | (rec[10] << 16) | (rec[11] << 24)) >>> 0
+    const len = size - start
+    this.#room(len + 1)
+    if (this.#items++ > 0) this.#buf[this.#pos++] = 0x2c
+    this.#buf.set(rec.subarray(start, size), this.#pos)
+    this.#pos += len
+  }
+
+  /** The head of the list, written before the items taken so far (call once, before take or finish). */
+  head(apiVersion: string, kind: string, meta: Record<string, unknown>): void {
+    const head = `{"kind":"${kind}","apiVersion":"${apiVersion}","metadata":${JSON.stringify(meta)},"items":[`
+    const len = Buffer.byteLength(head)
+    if (len <= this.#from) {
+      this.#from -= len
+      this.#buf.write(head, this.#from, len === head.length ? 'latin1' : 'utf8')
+    } else {
+      const b = Buffer.allocUnsafeSlow(len + this.#buf.length - this.#from)
+      b.write(head, 0, 'utf8')
+      this.#buf.copy(b, len, this.#from, this.#pos)
+      this.#pos = len + this.#pos - this.#from
+      this.#from = 0
+      this.#buf = b
+    }
+    this.#headAt = this.#from
+  }
+
+  /** The bytes held so far (a view, valid until the next call); the buffer is reused for what follows. */
+  take(): Buffer {
+    const out = this.#buf.subarray(this.#from, this.#pos)
+    this.#from = 0
+    this.#pos = 0
+    return out
+  }
+
+  /** The rest of the body with the closing `]}` (a view of the buffer). */
+  finish(): Buffer {
+    if (this.#headAt < 0) throw new Error('JsonListBody: finish before head')
+    this.#room(2)
+    this.#buf[this.#pos++] = 0x5d
+    this.#buf[this.#pos++] = 0x7d
+    return this.#buf.subarray(this.#from, this.#pos)
+  }
+}
