@@ -323,12 +323,12 @@ async function jsonListPage(p: Page): Promise<Response> {
     }
     if ((p.count & 63) === 0 && performance.now() - since >= SLICE_MS) {
       await new Promise<void>((resolve) => setImmediate(resolve))
-      if (ctx.aborted) return gone(ctx)
+      if (ctx.aborted) { body.release(); return gone(ctx) }
       since = performance.now()
     }
   }
   body.head(def.apiVersion, def.listKind, pageMeta(p))
-  return { status: 200, body: body.finish(), contentType: 'application/json', headers: ctx.responseHeaders }
+  return { status: 200, body: body.finish(), contentType: 'application/json', headers: ctx.responseHeaders, release: () => body.release() }
 }
 
 /**
@@ -344,6 +344,7 @@ function streamedList(p: Page, body: JsonListBody): Response {
     closed = true
     source.return(undefined)
     txn.done()
+    body.release()
   }
   ctx.onAbort = close
   return {
@@ -373,9 +374,8 @@ function streamedList(p: Page, body: JsonListBody): Response {
                 if (matches(sel, r.value.key, r.value.rec)) body.addRecord(r.value.rec, r.value.size)
               }
               if (end) {
-                const last = body.finish()
+                res.end(body.finish())
                 close()
-                res.end(last)
                 return
               }
               if (!res.write(body.take())) { blocked = true; return }

@@ -96,12 +96,13 @@ function readBody(res: HttpResponse, ctx: RequestContext): void {
 async function run(res: HttpResponse, ctx: RequestContext): Promise<void> {
   try {
     const r = await handle(ctx)
-    if (ctx.aborted) return
+    if (ctx.aborted) { r.release?.(); return }
     if (r.stream) { r.stream(res, ctx); return }
     // Answers built outside the resource handlers (discovery, health) still carry the stages' headers (APF's).
     if (r.headers !== ctx.responseHeaders && ctx.responseHeaders.length > 0) r.headers = [...ctx.responseHeaders, ...r.headers]
     if (compress && (ctx.info.verb === 'get' || ctx.info.verb === 'list')) maybeGzip(ctx, r)
     writeResponse(res, r, ctx.method === 'HEAD')
+    r.release?.()
     accessLog(ctx, r.status)
   } catch (err) {
     fail(res, ctx, err)
