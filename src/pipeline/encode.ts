@@ -18,8 +18,12 @@ const WITH_CBOR = [...BASE_MEDIA_TYPES, CBOR]
 
 /** CBOR is served (responses, request bodies, apply patches) only with gate CBORServingAndStorage. */
 let cborServed = false
-export function configureEncode(opts: { cbor: boolean }): void { cborServed = opts.cbor }
+/** gate APIResponseCompression: gzip for get and list answers when asked */
+let gzipServed = false
+export function configureEncode(opts: { cbor: boolean; gzip?: boolean }): void { cborServed = opts.cbor; gzipServed = opts.gzip ?? false }
 export function cborEnabled(): boolean { return cborServed }
+/** Whether a streamed answer to these request headers goes out gzipped (the gate is on and the client asked). */
+export function gzipWanted(headers: Record<string, string>): boolean { return gzipServed && /\bgzip\b/i.test(headers['accept-encoding'] ?? '') }
 
 /** The media types answers are served in (the list a 406 names). */
 export function servedMediaTypes(): string[] { return cborServed ? WITH_CBOR : BASE_MEDIA_TYPES }

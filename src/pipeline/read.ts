@@ -5,7 +5,8 @@ import { parseFieldSelector, parseLabelSelector, matchFields, matchLabels, Selec
 import type { Obj, ResolvedDefinition } from '../registry/define.js'
 import type { RequestContext, Response } from './context.js'
 import type { HttpResponse } from 'uWebSockets.js'
-import { contentTypeOf, encodeListInSlices, inSlices, negotiate, JsonListBody, SLICE_MS } from './encode.js'
+import { contentTypeOf, encodeListInSlices, inSlices, negotiate, gzipWanted, JsonListBody, SLICE_MS } from './encode.js'
+import { gzipSync } from 'node:zlib'
 import type { RawEntry, ReadTxn } from './store.js'
 import { statusLine } from '../server/respond.js'
 import { TableListBuilder, tableVersionOf } from './table.js'
@@ -334,10 +335,13 @@ async function jsonListPage(p: Page): Promise<Response> {
 /**
  * The rest of a JSON list, written to the socket as it is read: chunks of STREAM_CHUNK while the socket takes them
  * (giving the loop back every SLICE_MS), waiting for it to drain when it does not. The read transaction is released
- * at the end, or when the client goes away.
+ * at the end, or when the client goes away. Gzip, when asked for, compresses each chunk as a gzip member of its own
+ * (a gzip stream may hold several; decoders read them as one body), at level 1 as for answers built whole.
  */
 function streamedList(p: Page, body: JsonListBody): Response {
   const { ctx, sel, source, txn } = p
+  const gzip = gzipWanted(ctx.headers)
+  const out = gzip ? (b: Buffer): Buffer => gzipSync(b, { level: 1 }) : (b: Buffer): Buffer => b
   let closed = false
   const close = (): void => {
     if (closed) return
@@ -365,6 +369,7 @@ function streamedList(p: Page, body: JsonListBody): Response {
               let cache = false
               for (const [k, v] of ctx.responseHeaders) { if (k === 'Cache-Control') cache = true; res.writeHeader(k, v) }
               if (!cache) res.writeHeader('Cache-Control', 'no-cache, private')
+              if (gzip) { res.writeHeader('Content-Encoding', 'gzip'); res.writeHeader('Vary', 'Accept-Encoding') }
             }
             for (;;) {
               let end = false
@@ -374,11 +379,11 @@ function streamedList(p: Page, body: JsonListBody): Response {
                 if (matches(sel, r.value.key, r.value.rec)) body.addRecord(r.value.rec, r.value.size)
               }
               if (end) {
-                res.end(body.finish())
+                res.end(out(body.finish()))
                 close()
                 return
               }
-              if (!res.write(body.take())) { blocked = true; return }
+              if (!res.write(out(body.take()))) { blocked = true; return }
               if (performance.now() - t0 >= SLICE_MS) return
             }
           })

@@ -97,7 +97,12 @@ async function run(res: HttpResponse, ctx: RequestContext): Promise<void> {
   try {
     const r = await handle(ctx)
     if (ctx.aborted) { r.release?.(); return }
-    if (r.stream) { r.stream(res, ctx); return }
+    if (r.stream) {
+      r.stream(res, ctx)
+      // A streamed list logs when its body starts (a watch logs nothing: it lasts).
+      if (ctx.info.verb === 'list') accessLog(ctx, r.status)
+      return
+    }
     // Answers built outside the resource handlers (discovery, health) still carry the stages' headers (APF's).
     if (r.headers !== ctx.responseHeaders && ctx.responseHeaders.length > 0) r.headers = [...ctx.responseHeaders, ...r.headers]
     if (compress && (ctx.info.verb === 'get' || ctx.info.verb === 'list')) maybeGzip(ctx, r)

@@ -3,6 +3,7 @@
 // and a client that goes away mid-stream leaves the server serving.
 import t from 'tap'
 import http from 'node:http'
+import { gunzipSync } from 'node:zlib'
 import { startServer, type TestServer } from '../helpers/server.js'
 
 let s: TestServer
@@ -57,6 +58,16 @@ t.test('a large list is streamed, byte for byte the list built whole', async (t)
   t.equal(list.kind, 'ConfigMapList')
   t.equal(list.items.length, COUNT)
   t.same(list.items.map((o: any) => o.metadata.name), Array.from({ length: COUNT }, (_, i) => `cm-${pad(i)}`))
+})
+
+t.test('a streamed list asked for with gzip is compressed, and decodes to the same bytes', async (t) => {
+  const plain = await get(base)
+  const gz = await get(base, { 'accept-encoding': 'gzip' })
+  t.equal(gz.status, 200)
+  t.equal(gz.headers['content-encoding'], 'gzip')
+  t.equal(gz.headers['transfer-encoding'], 'chunked')
+  t.ok(gz.body.length < plain.body.length / 10, `compressed (${gz.body.length} bytes)`)
+  t.ok(gunzipSync(gz.body).equals(plain.body), 'identical bytes once decoded')
 })
 
 t.test('a streamed list with a label selector holds what the selector matches', async (t) => {
