@@ -5,7 +5,10 @@ import { parseFieldSelector, parseLabelSelector, matchFields, matchLabels, Selec
 import type { Obj, ResolvedDefinition } from '../registry/define.js'
 import type { RequestContext, Response } from './context.js'
 import type { HttpResponse } from 'uWebSockets.js'
-import { contentTypeOf, encodeListInSlices, inSlices, negotiate, gzipWanted, JsonListBody, SLICE_MS } from './encode.js'
+import { aliased, contentTypeOf, encodeListInSlices, inSlices, isProtobuf, negotiate, gzipWanted, JsonListBody, SLICE_MS, type MediaType } from './encode.js'
+import { JsonListEncoder } from '../machinery/codecs/protobuf.js'
+import { CborListEncoder } from '../machinery/codecs/cbor.js'
+import { byteFieldsOf } from '../registry/byte-fields.js'
 import { gzipSync } from 'node:zlib'
 import type { RawEntry, ReadTxn } from './store.js'
 import { statusLine } from '../server/respond.js'
@@ -241,10 +244,15 @@ export async function list(ctx: RequestContext, def: ResolvedDefinition): Promis
   let handed = false
   try {
     const tv = ctx.info.verb === 'list' ? tableVersionOf(ctx.headers['accept']) : null
-    if (!tv && negotiate(ctx.headers['accept']) === 'json' && !ctx.pretty) {
+    const mt = tv ? 'json' : negotiate(ctx.headers['accept'])
+    if (!tv && mt === 'json' && !ctx.pretty) {
       const r = await jsonListPage(page)
       handed = r.stream !== undefined
       return r
+    }
+    if (limit === 0 && (tv || isProtobuf(mt) || mt === 'cbor')) {
+      const r = await encodedList(page, mt, tv)
+      if (r) return r
     }
     // Protobuf, CBOR, Table, YAML and pretty JSON encode from the items' JSON, copied out of the snapshot.
     const parts: Buffer[] = []
@@ -285,9 +293,9 @@ function pageMeta(p: Page): Obj {
 }
 
 /** A stored record's object bytes (a view). */
-function objectBytes(rec: Uint8Array, size: number): Uint8Array {
-  const aLen = (rec[8] | (rec[9] << 8) | (rec[10] << 16) | (rec[11] << 24)) >>> 0
-  return rec.subarray(12 + aLen, size)
+function objectBytes(rec: Uint8Array, size: number): Buffer {
+  const start = 12 + ((rec[8] | (rec[9] << 8) | (rec[10] << 16) | (rec[11] << 24)) >>> 0)
+  return Buffer.from(rec.buffer, rec.byteOffset + start, size - start)
 }
 
 /** A JSON list body from this many bytes on is streamed (when its metadata is known before its items: no limit). */
@@ -332,27 +340,48 @@ async function jsonListPage(p: Page): Promise<Response> {
   return { status: 200, body: body.finish(), contentType: 'application/json', headers: ctx.responseHeaders, release: () => body.release() }
 }
 
-/**
- * The rest of a JSON list, written to the socket as it is read: chunks of STREAM_CHUNK while the socket takes them
- * (giving the loop back every SLICE_MS), waiting for it to drain when it does not. The read transaction is released
- * at the end, or when the client goes away. Gzip, when asked for, compresses each chunk as a gzip member of its own
- * (a gzip stream may hold several; decoders read them as one body), at level 1 as for answers built whole.
- */
+/** The rest of a JSON list, read as the socket takes it (see streamed), from the read transaction of the page. */
 function streamedList(p: Page, body: JsonListBody): Response {
-  const { ctx, sel, source, txn } = p
+  const { sel, source, txn } = p
+  return streamed(p.ctx, 'application/json', () => {
+    while (body.size < STREAM_CHUNK) {
+      const r = source.next()
+      if (r.done) return { chunk: body.finish(), last: true }
+      if (matches(sel, r.value.key, r.value.rec)) body.addRecord(r.value.rec, r.value.size)
+    }
+    return { chunk: body.take(), last: false }
+  }, () => { source.return(undefined); txn.done(); body.release() })
+}
+
+/** A body built whole, written in chunks as the socket takes them (uWS then holds a chunk, not a copy of it all). */
+function streamedBody(ctx: RequestContext, body: Buffer, contentType: string): Response {
+  let at = 0
+  return streamed(ctx, contentType, () => {
+    const end = Math.min(body.length, at + STREAM_CHUNK)
+    const chunk = body.subarray(at, end)
+    at = end
+    return { chunk, last: end === body.length }
+  }, () => undefined)
+}
+
+/**
+ * An answer whose body `next` gives chunk by chunk (each valid until the next call), written to the socket while it
+ * takes them, giving the event loop back every SLICE_MS, and waiting for it to drain when it does not. `close` runs
+ * once: at the end, or when the client goes away. Gzip, when asked for, compresses each chunk as a gzip member of its
+ * own (a gzip stream may hold several; decoders read them as one body), at level 1 as for answers built whole.
+ */
+function streamed(ctx: RequestContext, contentType: string, next: () => { chunk: Buffer; last: boolean }, onClose: () => void): Response {
   const gzip = gzipWanted(ctx.headers)
   const out = gzip ? (b: Buffer): Buffer => gzipSync(b, { level: 1 }) : (b: Buffer): Buffer => b
   let closed = false
   const close = (): void => {
     if (closed) return
     closed = true
-    source.return(undefined)
-    txn.done()
-    body.release()
+    onClose()
   }
   ctx.onAbort = close
   return {
-    status: 200, body: '', contentType: 'application/json', headers: ctx.responseHeaders,
+    status: 200, body: '', contentType, headers: ctx.responseHeaders, release: close,
     stream: (res: HttpResponse) => {
       let started = false
       let waiting = false
@@ -365,25 +394,20 @@ function streamedList(p: Page, body: JsonListBody): Response {
             if (!started) {
               started = true
               res.writeStatus(statusLine(200))
-              res.writeHeader('Content-Type', 'application/json')
+              res.writeHeader('Content-Type', contentType)
               let cache = false
               for (const [k, v] of ctx.responseHeaders) { if (k === 'Cache-Control') cache = true; res.writeHeader(k, v) }
               if (!cache) res.writeHeader('Cache-Control', 'no-cache, private')
               if (gzip) { res.writeHeader('Content-Encoding', 'gzip'); res.writeHeader('Vary', 'Accept-Encoding') }
             }
             for (;;) {
-              let end = false
-              while (body.size < STREAM_CHUNK) {
-                const r = source.next()
-                if (r.done) { end = true; break }
-                if (matches(sel, r.value.key, r.value.rec)) body.addRecord(r.value.rec, r.value.size)
-              }
-              if (end) {
-                res.end(out(body.finish()))
+              const { chunk, last } = next()
+              if (last) {
+                res.end(out(chunk))
                 close()
                 return
               }
-              if (!res.write(out(body.take()))) { blocked = true; return }
+              if (!res.write(out(chunk))) { blocked = true; return }
               if (performance.now() - t0 >= SLICE_MS) return
             }
           })
@@ -408,6 +432,55 @@ function streamedList(p: Page, body: JsonListBody): Response {
       pump()
     },
   }
+}
+
+/**
+ * A list without a limit in protobuf, CBOR or Table: the items go to the encoder straight from the snapshot (no copy
+ * of their JSON is kept), giving the event loop back every SLICE_MS; a large encoded body is written in chunks.
+ * Null when the form needs what is not known before the items (CBOR's count, under a selector or an older version).
+ */
+async function encodedList(p: Page, mt: MediaType, tv: string | null): Promise<Response | null> {
+  const { ctx, def, sel, source } = p
+  const meta: Obj = { resourceVersion: String(p.listRv) }
+  const alias = aliasOf(ctx)
+  const one: Array<Buffer | string> = ['']
+  let add: (item: Buffer | string) => void
+  let finish: () => Buffer | string
+  let contentType = 'application/json'
+  if (tv) {
+    const tb = new TableListBuilder(def, meta, ctx.query, tv)
+    add = (it) => { one[0] = it; tb.add(one, 0, 1) }
+    finish = () => tb.finishJson(ctx.pretty)
+  } else {
+    const av = alias && def.apiVersion.startsWith(`${alias[0]}/`) ? `${alias[1]}${def.apiVersion.slice(alias[0].length)}` : def.apiVersion
+    const expect = store.countKeysIn(p.shard, p.prefix, p.txn)
+    if (isProtobuf(mt)) {
+      const enc = new JsonListEncoder(av, def.listKind, meta, Math.min(expect * 1024, RESERVE_MAX))
+      add = (it) => { one[0] = it; enc.add(one, 0, 1) }
+      finish = () => enc.finish()
+    } else {
+      if (sel.labels || sel.fields || p.overlay !== null) return null
+      const enc = new CborListEncoder(def.listKind, av, meta, expect, byteFieldsOf, Math.min(expect * 1024, RESERVE_MAX))
+      add = (it) => { one[0] = it; enc.add(one, 0, 1) }
+      finish = () => enc.finish()
+    }
+    contentType = contentTypeOf(mt)
+  }
+  let since = performance.now()
+  for (let r = source.next(); !r.done; r = source.next()) {
+    const e = r.value
+    if (!matches(sel, e.key, e.rec)) continue
+    const bytes = objectBytes(e.rec, e.size)
+    add(alias && !tv ? aliased(bytes.toString(), alias) : bytes)
+    if ((++p.count & 63) === 0 && performance.now() - since >= SLICE_MS) {
+      await new Promise<void>((resolve) => setImmediate(resolve))
+      if (ctx.aborted) return gone(ctx)
+      since = performance.now()
+    }
+  }
+  const body = finish()
+  if (typeof body !== 'string' && body.length >= STREAM_AT && !ctx.aliasGroup) return streamedBody(ctx, body, contentType)
+  return { status: 200, body, contentType, headers: ctx.responseHeaders }
 }
 
 export async function listResponse(ctx: RequestContext, def: ResolvedDefinition, meta: Obj, items: Array<Buffer | string>): Promise<Response> {

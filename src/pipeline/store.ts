@@ -153,6 +153,11 @@ export class Store {
     }
   }
 
+  /** Keys under a prefix in a held read transaction, counted in lmdb (no key or value reaches JavaScript). */
+  countKeysIn(shard: number, prefix: string, txn: ReadTxn): number {
+    return this.#envs[shard].objects.getKeysCount({ start: prefix, end: prefixEnd(prefix), transaction: txn } as never)
+  }
+
   /** get() in a held read transaction. */
   getIn(shard: number, key: string, txn: ReadTxn): Buffer | undefined {
     return (this.#envs[shard].objects as unknown as ReadsIn).getBinary(key, { transaction: txn })
