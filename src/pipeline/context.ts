@@ -13,6 +13,8 @@ export interface Response {
   headers: Array<[string, string]>
   /** A long-running answer (watch): the front-end hands it the socket instead of writing body. */
   stream?: (res: any, ctx: RequestContext) => void
+  /** Called once the body has been written or dropped (a pooled body buffer goes back; the body is invalid then). */
+  release?: () => void
 }
 
 export class RequestContext {

@@ -18,8 +18,12 @@ const WITH_CBOR = [...BASE_MEDIA_TYPES, CBOR]
 
 /** CBOR is served (responses, request bodies, apply patches) only with gate CBORServingAndStorage. */
 let cborServed = false
-export function configureEncode(opts: { cbor: boolean }): void { cborServed = opts.cbor }
+/** gate APIResponseCompression: gzip for get and list answers when asked */
+let gzipServed = false
+export function configureEncode(opts: { cbor: boolean; gzip?: boolean }): void { cborServed = opts.cbor; gzipServed = opts.gzip ?? false }
 export function cborEnabled(): boolean { return cborServed }
+/** Whether a streamed answer to these request headers goes out gzipped (the gate is on and the client asked). */
+export function gzipWanted(headers: Record<string, string>): boolean { return gzipServed && /\bgzip\b/i.test(headers['accept-encoding'] ?? '') }
 
 /** The media types answers are served in (the list a 406 names). */
 export function servedMediaTypes(): string[] { return cborServed ? WITH_CBOR : BASE_MEDIA_TYPES }
@@ -198,3 +202,143 @@ function jsonList(apiVersion: string, kind: string, meta: Record<string, unknown
 
 const COMMA = Buffer.from(',')
 const TAIL = Buffer.from(']}')
+
+/** Room kept before the items of a JSON list body for its head, written last (it carries the continue token). */
+const HEAD_ROOM = 4096
+const STORED_HEADER = 12
+
+/**
+ * Body buffers of JSON lists, reused: a page of 500 objects is ~0.7 MB, and allocating that afresh per page puts
+ * enough external memory on V8's books to trigger a full collection every few pages. Sizes are powers of two; only
+ * buffers up to POOL_MAX_BUFFER are kept, at most POOL_MAX_BYTES in all.
+ */
+const pool: Buffer[] = []
+let pooledBytes = 0
+const POOL_MAX_BUFFER = 8 << 20
+const POOL_MAX_BYTES = 32 << 20
+
+function takeBuffer(min: number): Buffer {
+  let best = -1
+  for (let i = 0; i < pool.length; i++) {
+    if (pool[i].length >= min && (best < 0 || pool[i].length < pool[best].length)) best = i
+  }
+  if (best >= 0) {
+    const b = pool[best]
+    pool[best] = pool[pool.length - 1]
+    pool.pop()
+    pooledBytes -= b.length
+    return b
+  }
+  let size = 64 * 1024
+  while (size < min) size *= 2
+  return Buffer.allocUnsafeSlow(size)
+}
+
+function giveBuffer(b: Buffer): void {
+  if (b.length > POOL_MAX_BUFFER) return
+  // When full, the smallest buffer makes room for a larger one.
+  while (pooledBytes + b.length > POOL_MAX_BYTES && pool.length > 0) {
+    let small = 0
+    for (let i = 1; i < pool.length; i++) if (pool[i].length < pool[small].length) small = i
+    if (pool[small].length >= b.length) return
+    pooledBytes -= pool[small].length
+    pool[small] = pool[pool.length - 1]
+    pool.pop()
+  }
+  pool.push(b)
+  pooledBytes += b.length
+}
+
+/**
+ * A JSON list stitched straight from stored records: each item's object bytes are copied from the record (which may
+ * sit in lmdb's shared read buffer) into one growing buffer, with no Buffer per item. The head goes in front of the
+ * items once the metadata is known (finish), or first when the body is streamed (head, take, finish). The buffer
+ * comes from a pool: release() gives it back once the bytes are written (views of it are invalid then).
+ */
+export class JsonListBody {
+  #buf: Buffer
+  /** where the bytes not yet taken start */
+  #from: number
+  #pos: number
+  #items = 0
+  #headAt = -1
+
+  constructor(capacity: number) {
+    this.#buf = takeBuffer(HEAD_ROOM + Math.max(capacity, 1024))
+    this.#from = HEAD_ROOM
+    this.#pos = HEAD_ROOM
+  }
+
+  get items(): number { return this.#items }
+  /** bytes held and not yet taken */
+  get size(): number { return this.#pos - this.#from }
+
+  /** Makes sure `n` more bytes fit (doubling, so that growth costs a copy of the body at most once over). */
+  #room(n: number): void {
+    if (this.#pos + n <= this.#buf.length) return
+    const next = takeBuffer(Math.max(this.#buf.length * 2, this.#pos + n + 1024))
+    this.#buf.copy(next, this.#from, this.#from, this.#pos)
+    giveBuffer(this.#buf)
+    this.#buf = next
+  }
+
+  /** The buffer back to the pool: the body's bytes have been written (or will never be). */
+  release(): void {
+    giveBuffer(this.#buf)
+    this.#buf = EMPTY_BUFFER
+    this.#from = this.#pos = 0
+  }
+
+  /** Grows the buffer once to hold about `bytes` more (a hint from the first item and the expected count). */
+  reserve(bytes: number): void {
+    if (this.#pos + bytes > this.#buf.length) this.#room(bytes)
+  }
+
+  /** Appends the object of a stored record `rec[0, size)`. */
+  addRecord(rec: Uint8Array, size: number): void {
+    const start = STORED_HEADER + (rec[8] | (rec[9] << 8) | (rec[10] << 16) | (rec[11] << 24)) >>> 0
+    const len = size - start
+    this.#room(len + 1)
+    if (this.#items++ > 0) this.#buf[this.#pos++] = 0x2c
+    this.#buf.set(rec.subarray(start, size), this.#pos)
+    this.#pos += len
+  }
+
+  /** The head of the list, written before the items taken so far (call once, before take or finish). */
+  head(apiVersion: string, kind: string, meta: Record<string, unknown>): void {
+    const head = `{"kind":"${kind}","apiVersion":"${apiVersion}","metadata":${JSON.stringify(meta)},"items":[`
+    const len = Buffer.byteLength(head)
+    if (len <= this.#from) {
+      this.#from -= len
+      this.#buf.write(head, this.#from, len === head.length ? 'latin1' : 'utf8')
+    } else {
+      const b = takeBuffer(len + this.#buf.length - this.#from)
+      b.write(head, 0, 'utf8')
+      this.#buf.copy(b, len, this.#from, this.#pos)
+      giveBuffer(this.#buf)
+      this.#pos = len + this.#pos - this.#from
+      this.#from = 0
+      this.#buf = b
+    }
+    this.#headAt = this.#from
+  }
+
+  /** The bytes held so far (a view, valid until the next call); the buffer is reused for what follows. */
+  take(): Buffer {
+    const out = this.#buf.subarray(this.#from, this.#pos)
+    this.#from = 0
+    this.#pos = 0
+    return out
+  }
+
+  /** The rest of the body with the closing `]}` (a view of the buffer). */
+  finish(): Buffer {
+    if (this.#headAt < 0) throw new Error('JsonListBody: finish before head')
+    this.#room(2)
+    this.#buf[this.#pos++] = 0x5d
+    this.#buf[this.#pos++] = 0x7d
+    return this.#buf.subarray(this.#from, this.#pos)
+  }
+}
+
+const EMPTY_BUFFER = Buffer.alloc(0)

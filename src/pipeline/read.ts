@@ -4,7 +4,14 @@ import { typePrefix, recordAttrs, recordObject, type Attrs } from '../machinery/
 import { parseFieldSelector, parseLabelSelector, matchFields, matchLabels, SelectorError, type FieldRequirement, type LabelSelector } from '../machinery/selectors.js'
 import type { Obj, ResolvedDefinition } from '../registry/define.js'
 import type { RequestContext, Response } from './context.js'
-import { contentTypeOf, encodeListInSlices, inSlices, negotiate } from './encode.js'
+import type { HttpResponse } from 'uWebSockets.js'
+import { aliased, contentTypeOf, encodeListInSlices, inSlices, isProtobuf, negotiate, gzipWanted, JsonListBody, SLICE_MS, type MediaType } from './encode.js'
+import { JsonListEncoder } from '../machinery/codecs/protobuf.js'
+import { CborListEncoder } from '../machinery/codecs/cbor.js'
+import { byteFieldsOf } from '../registry/byte-fields.js'
+import { gzipSync } from 'node:zlib'
+import type { RawEntry, ReadTxn } from './store.js'
+import { statusLine } from '../server/respond.js'
 import { TableListBuilder, tableVersionOf } from './table.js'
 import { store, gr, shardOfDef, keyFor, objectResponse, parseRv, waitForVersion, aliasOf } from './dispatch.js'
 
@@ -112,6 +119,9 @@ type Overlay = Map<string, Buffer | null>
  * no longer reaches back to `rv`.
  */
 async function rollback(shard: number, def: ResolvedDefinition, rv: number, maxAgeMs?: number): Promise<{ overlay: Overlay; snapRv: number } | null> {
+  // Nothing committed in the shard since `rv` (the usual case between the pages of a list): the snapshot is `rv`.
+  const now = store.snapshot(shard)
+  if (now === rv) return { overlay: new Map(), snapRv: now }
   const prefix = typePrefix(def.group, def.resource)
   for (let attempt = 0; ; attempt++) {
     const r = await store.clients[shard].request({ op: 'watchBacklog', prefix, rv, maxAgeMs })
@@ -132,12 +142,12 @@ async function rollback(shard: number, def: ResolvedDefinition, rv: number, maxA
  * Objects not yet returned at the overlay's version: the kept count of the prefix, corrected for keys created or
  * deleted since, less what the earlier pages and this one returned.
  */
-function remainingAt(shard: number, prefix: string, returned: number, overlay: Overlay | null): number {
-  let n = store.count(shard, prefix) - returned
+function remainingAt(shard: number, prefix: string, returned: number, overlay: Overlay | null, txn: ReadTxn): number {
+  let n = store.countIn(shard, prefix, txn) - returned
   if (overlay) {
     for (const [key, old] of overlay) {
       if (!key.startsWith(prefix)) continue
-      const now = store.get(shard, key) !== undefined
+      const now = store.getIn(shard, key, txn) !== undefined
       if (now && old === null) n--
       else if (!now && old !== null) n++
     }
@@ -145,18 +155,22 @@ function remainingAt(shard: number, prefix: string, returned: number, overlay: O
   return n
 }
 
-/** Records under a prefix in key order after `after`, with an overlay of older values merged in. */
-function* rangeAt(shard: number, prefix: string, after: string | undefined, overlay: Overlay | null): Generator<{ key: string; value: Buffer }> {
-  if (!overlay || overlay.size === 0) { yield* store.range(shard, prefix, after); return }
+/** Raw records under a prefix in key order after `after`, with an overlay of older values merged in. */
+function* rawRangeAt(shard: number, prefix: string, after: string | undefined, overlay: Overlay | null, txn: ReadTxn): Generator<RawEntry> {
+  if (!overlay || overlay.size === 0) { yield* store.rawRange(shard, prefix, after, txn); return }
   const ov = [...overlay.entries()].filter(([k]) => k.startsWith(prefix) && (after === undefined || k > after)).sort((a, b) => (a[0] < b[0] ? -1 : 1))
+  const old: RawEntry = { key: '', rec: EMPTY, size: 0 }
+  const at = (key: string, value: Buffer): RawEntry => { old.key = key; old.rec = value; old.size = value.length; return old }
   let i = 0
-  for (const cur of store.range(shard, prefix, after)) {
-    while (i < ov.length && ov[i][0] < cur.key) { const [key, value] = ov[i++]; if (value) yield { key, value } }
-    if (i < ov.length && ov[i][0] === cur.key) { const [key, value] = ov[i++]; if (value) yield { key, value }; continue }
+  for (const cur of store.rawRange(shard, prefix, after, txn)) {
+    while (i < ov.length && ov[i][0] < cur.key) { const [key, value] = ov[i++]; if (value) yield at(key, value) }
+    if (i < ov.length && ov[i][0] === cur.key) { const [key, value] = ov[i++]; if (value) yield at(key, value); continue }
     yield cur
   }
-  while (i < ov.length) { const [key, value] = ov[i++]; if (value) yield { key, value } }
+  while (i < ov.length) { const [key, value] = ov[i++]; if (value) yield at(key, value) }
 }
+
+const EMPTY = Buffer.alloc(0)
 
 function invalidListOptions(errs: FieldError[]): ApiError {
   return invalid('ListOptions.meta.orch.io', 'meta.orch.io', 'ListOptions', '', errs)
@@ -227,25 +241,251 @@ export async function list(ctx: RequestContext, def: ResolvedDefinition): Promis
     if (v.rv !== null && v.rv !== 0) await waitForVersion(shard, v.rv)
     listRv = store.snapshot(shard)
   }
-  const parts: Buffer[] = []
-  let count = 0
-  let lastKey: string | undefined
-  let more = false
+  // One read transaction for the whole list: the pages's reads, its remaining count, and a streamed body's later turns.
+  const txn = store.readTxn(shard)
   const ix = overlay === null || overlay.size === 0 ? indexedRequirement(def, sel) : undefined
-  const source = ix ? store.rangeIndexed(shard, typePrefix(def.group, def.resource), ix.field, ix.value, prefix, after) : rangeAt(shard, prefix, after, overlay)
-  for (const { key, value } of source) {
-    if (!matches(sel, key, value)) continue
-    if (limit > 0 && count >= limit) { more = true; break }
-    parts.push(recordObject(value))
-    count++
-    lastKey = key
+  const source = ix ? store.rawRangeIndexed(shard, typePrefix(def.group, def.resource), ix.field, ix.value, prefix, after, txn) : rawRangeAt(shard, prefix, after, overlay, txn)
+  const page: Page = { ctx, def, shard, prefix, sel, limit, listRv, started, returnedBefore, overlay, source, txn, count: 0, lastKey: undefined, more: false }
+  let handed = false
+  try {
+    const tv = ctx.info.verb === 'list' ? tableVersionOf(ctx.headers['accept']) : null
+    const mt = tv ? 'json' : negotiate(ctx.headers['accept'])
+    if (!tv && mt === 'json' && !ctx.pretty) {
+      const r = await jsonListPage(page)
+      handed = r.stream !== undefined
+      return r
+    }
+    if (limit === 0 && (tv || isProtobuf(mt) || mt === 'cbor')) {
+      const r = await encodedList(page, mt, tv)
+      if (r) return r
+    }
+    // Protobuf, CBOR, Table, YAML and pretty JSON encode from the items' JSON, copied out of the snapshot.
+    const parts: Buffer[] = []
+    for (let r = source.next(); !r.done; r = source.next()) {
+      const e = r.value
+      if (!matches(sel, e.key, e.rec)) continue
+      if (limit > 0 && page.count >= limit) { page.more = true; break }
+      parts.push(Buffer.from(objectBytes(e.rec, e.size)))
+      page.count++
+      page.lastKey = e.key
+    }
+    const meta = pageMeta(page)
+    source.return(undefined)
+    txn.done()
+    handed = true
+    return await listResponse(ctx, def, meta, parts)
+  } finally {
+    if (!handed) { source.return(undefined); txn.done() }
   }
-  const meta: Obj = { resourceVersion: String(listRv) }
-  if (more && lastKey !== undefined) {
-    meta.continue = encodeContinue({ rv: listRv, start: lastKey, t: started, n: returnedBefore + count })
-    if (!sel.labels && !sel.fields) meta.remainingItemCount = Math.max(0, remainingAt(shard, prefix, returnedBefore + count, overlay))
+}
+
+/** The state of one list read: what it asked, where it reads, and what it has read so far. */
+interface Page {
+  ctx: RequestContext; def: ResolvedDefinition; shard: number; prefix: string; sel: Selectors; limit: number
+  listRv: number; started: number; returnedBefore: number; overlay: Overlay | null
+  source: Generator<RawEntry>; txn: ReadTxn
+  count: number; lastKey: string | undefined; more: boolean
+}
+
+/** The list metadata once the page is read: its version, and a continue token with the remaining count when cut. */
+function pageMeta(p: Page): Obj {
+  const meta: Obj = { resourceVersion: String(p.listRv) }
+  if (p.more && p.lastKey !== undefined) {
+    meta.continue = encodeContinue({ rv: p.listRv, start: p.lastKey, t: p.started, n: p.returnedBefore + p.count })
+    if (!p.sel.labels && !p.sel.fields) meta.remainingItemCount = Math.max(0, remainingAt(p.shard, p.prefix, p.returnedBefore + p.count, p.overlay, p.txn))
   }
-  return listResponse(ctx, def, meta, parts)
+  return meta
+}
+
+/** A stored record's object bytes (a view). */
+function objectBytes(rec: Uint8Array, size: number): Buffer {
+  const start = 12 + ((rec[8] | (rec[9] << 8) | (rec[10] << 16) | (rec[11] << 24)) >>> 0)
+  return Buffer.from(rec.buffer, rec.byteOffset + start, size - start)
+}
+
+/** A JSON list body from this many bytes on is streamed (when its metadata is known before its items: no limit). */
+const STREAM_AT = 1 << 20
+/** Bytes per write of a streamed list. */
+const STREAM_CHUNK = 256 * 1024
+/** The most a JSON page reserves up front from the first item's size (beyond it, the body grows by doubling). */
+const RESERVE_MAX = 64 << 20
+
+/**
+ * A JSON list stitched from the stored bytes into one buffer. The reads give the event loop back every SLICE_MS.
+ * A list without a limit whose body passes STREAM_AT is streamed from there: the head and what was read go out, the
+ * rest follows in chunks from the same read transaction, paced by the socket.
+ */
+async function jsonListPage(p: Page): Promise<Response> {
+  const { ctx, def, sel, limit, source } = p
+  const streamable = limit === 0
+  const body = new JsonListBody(64 * 1024)
+  let since = performance.now()
+  for (let r = source.next(); !r.done; r = source.next()) {
+    const e = r.value
+    if (!matches(sel, e.key, e.rec)) continue
+    if (limit > 0 && p.count >= limit) { p.more = true; break }
+    body.addRecord(e.rec, e.size)
+    if (p.count === 0) {
+      const expect = limit > 0 ? limit : store.countIn(p.shard, p.prefix, p.txn)
+      body.reserve(Math.min(RESERVE_MAX, streamable ? STREAM_AT : Infinity, (expect - 1) * (body.size + 1)))
+    }
+    p.count++
+    p.lastKey = e.key
+    if (streamable && body.size >= STREAM_AT) {
+      body.head(def.apiVersion, def.listKind, { resourceVersion: String(p.listRv) })
+      return streamedList(p, body)
+    }
+    if ((p.count & 63) === 0 && performance.now() - since >= SLICE_MS) {
+      await new Promise<void>((resolve) => setImmediate(resolve))
+      if (ctx.aborted) { body.release(); return gone(ctx) }
+      since = performance.now()
+    }
+  }
+  body.head(def.apiVersion, def.listKind, pageMeta(p))
+  return { status: 200, body: body.finish(), contentType: 'application/json', headers: ctx.responseHeaders, release: () => body.release() }
+}
+
+/** The rest of a JSON list, read as the socket takes it (see streamed), from the read transaction of the page. */
+function streamedList(p: Page, body: JsonListBody): Response {
+  const { sel, source, txn } = p
+  return streamed(p.ctx, 'application/json', () => {
+    while (body.size < STREAM_CHUNK) {
+      const r = source.next()
+      if (r.done) return { chunk: body.finish(), last: true }
+      if (matches(sel, r.value.key, r.value.rec)) body.addRecord(r.value.rec, r.value.size)
+    }
+    return { chunk: body.take(), last: false }
+  }, () => { source.return(undefined); txn.done(); body.release() })
+}
+
+/** A body built whole, written in chunks as the socket takes them (uWS then holds a chunk, not a copy of it all). */
+function streamedBody(ctx: RequestContext, body: Buffer, contentType: string): Response {
+  let at = 0
+  return streamed(ctx, contentType, () => {
+    const end = Math.min(body.length, at + STREAM_CHUNK)
+    const chunk = body.subarray(at, end)
+    at = end
+    return { chunk, last: end === body.length }
+  }, () => undefined)
+}
+
+/**
+ * An answer whose body `next` gives chunk by chunk (each valid until the next call), written to the socket while it
+ * takes them, giving the event loop back every SLICE_MS, and waiting for it to drain when it does not. `close` runs
+ * once: at the end, or when the client goes away. Gzip, when asked for, compresses each chunk as a gzip member of its
+ * own (a gzip stream may hold several; decoders read them as one body), at level 1 as for answers built whole.
+ */
+function streamed(ctx: RequestContext, contentType: string, next: () => { chunk: Buffer; last: boolean }, onClose: () => void): Response {
+  const gzip = gzipWanted(ctx.headers)
+  const out = gzip ? (b: Buffer): Buffer => gzipSync(b, { level: 1 }) : (b: Buffer): Buffer => b
+  let closed = false
+  const close = (): void => {
+    if (closed) return
+    closed = true
+    onClose()
+  }
+  ctx.onAbort = close
+  return {
+    status: 200, body: '', contentType, headers: ctx.responseHeaders, release: close,
+    stream: (res: HttpResponse) => {
+      let started = false
+      let waiting = false
+      const pump = (): void => {
+        if (closed) return
+        const t0 = performance.now()
+        let blocked = false
+        try {
+          res.cork(() => {
+            if (!started) {
+              started = true
+              res.writeStatus(statusLine(200))
+              res.writeHeader('Content-Type', contentType)
+              let cache = false
+              for (const [k, v] of ctx.responseHeaders) { if (k === 'Cache-Control') cache = true; res.writeHeader(k, v) }
+              if (!cache) res.writeHeader('Cache-Control', 'no-cache, private')
+              if (gzip) { res.writeHeader('Content-Encoding', 'gzip'); res.writeHeader('Vary', 'Accept-Encoding') }
+            }
+            for (;;) {
+              const { chunk, last } = next()
+              if (last) {
+                res.end(out(chunk))
+                close()
+                return
+              }
+              if (!res.write(out(chunk))) { blocked = true; return }
+              if (performance.now() - t0 >= SLICE_MS) return
+            }
+          })
+        } catch (err) {
+          // Headers are out: nothing can say what went wrong but the connection closing.
+          const aborted = ctx.aborted
+          close()
+          if (!aborted) {
+            ctx.log.error({ err }, 'streaming a list failed')
+            try { res.close() } catch { /* gone */ }
+          }
+          return
+        }
+        if (closed) return
+        if (blocked) waiting = true
+        else setImmediate(pump)
+      }
+      res.onWritable(() => {
+        if (waiting) { waiting = false; pump() }
+        return true
+      })
+      pump()
+    },
+  }
+}
+
+/**
+ * A list without a limit in protobuf, CBOR or Table: the items go to the encoder straight from the snapshot (no copy
+ * of their JSON is kept), giving the event loop back every SLICE_MS; a large encoded body is written in chunks.
+ * Null when the form needs what is not known before the items (CBOR's count, under a selector or an older version).
+ */
+async function encodedList(p: Page, mt: MediaType, tv: string | null): Promise<Response | null> {
+  const { ctx, def, sel, source } = p
+  const meta: Obj = { resourceVersion: String(p.listRv) }
+  const alias = aliasOf(ctx)
+  const one: Array<Buffer | string> = ['']
+  let add: (item: Buffer | string) => void
+  let finish: () => Buffer | string
+  let contentType = 'application/json'
+  if (tv) {
+    const tb = new TableListBuilder(def, meta, ctx.query, tv)
+    add = (it) => { one[0] = it; tb.add(one, 0, 1) }
+    finish = () => tb.finishJson(ctx.pretty)
+  } else {
+    const av = alias && def.apiVersion.startsWith(`${alias[0]}/`) ? `${alias[1]}${def.apiVersion.slice(alias[0].length)}` : def.apiVersion
+    const expect = store.countKeysIn(p.shard, p.prefix, p.txn)
+    if (isProtobuf(mt)) {
+      const enc = new JsonListEncoder(av, def.listKind, meta, Math.min(expect * 1024, RESERVE_MAX))
+      add = (it) => { one[0] = it; enc.add(one, 0, 1) }
+      finish = () => enc.finish()
+    } else {
+      if (sel.labels || sel.fields || p.overlay !== null) return null
+      const enc = new CborListEncoder(def.listKind, av, meta, expect, byteFieldsOf, Math.min(expect * 1024, RESERVE_MAX))
+      add = (it) => { one[0] = it; enc.add(one, 0, 1) }
+      finish = () => enc.finish()
+    }
+    contentType = contentTypeOf(mt)
+  }
+  let since = performance.now()
+  for (let r = source.next(); !r.done; r = source.next()) {
+    const e = r.value
+    if (!matches(sel, e.key, e.rec)) continue
+    const bytes = objectBytes(e.rec, e.size)
+    add(alias && !tv ? aliased(bytes.toString(), alias) : bytes)
+    if ((++p.count & 63) === 0 && performance.now() - since >= SLICE_MS) {
+      await new Promise<void>((resolve) => setImmediate(resolve))
+      if (ctx.aborted) return gone(ctx)
+      since = performance.now()
+    }
+  }
+  const body = finish()
+  if (typeof body !== 'string' && body.length >= STREAM_AT && !ctx.aliasGroup) return streamedBody(ctx, body, contentType)
+  return { status: 200, body, contentType, headers: ctx.responseHeaders }
 }
 
 export async function listResponse(ctx: RequestContext, def: ResolvedDefinition, meta: Obj, items: Array<Buffer | string>): Promise<Response> {

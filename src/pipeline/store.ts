@@ -6,11 +6,10 @@ import { COUNTER_SLOT, watermarkSlot, type ShardReply } from '../../actors/shard
 import { shardOf } from '../machinery/sharding.js'
 import { indexRange, prefixEnd } from '../machinery/storage-format.js'
 
-/** lmdb-js reads take a transaction in their options (its typings omit the parameter). */
-interface ReadsIn { getBinary(key: string, options?: { transaction: Transaction }): Buffer | undefined; getBinaryFast(key: string, options?: { transaction: Transaction }): Buffer | undefined }
-
 interface ShardEnv {
   root: RootDatabase; objects: Database<Buffer, string> & ReadsIn; meta: Database<number, string>; index: Database<Buffer, string>
+  /** The objects database again, read without a copy per record (see RawEntry). */
+  raw: Database<number, string>
   /** The snapshot fresh reads use, held across event-loop turns while the watermark stays put (see #fresh). */
   held: Transaction | undefined
   heldAt: bigint
@@ -36,6 +35,30 @@ function slabCopy(bytes: Uint8Array): Buffer {
   return out
 }
 
+/**
+ * One record of a raw range read: `rec[0, size)` are the stored bytes, in lmdb's shared read buffer (or the map),
+ * valid only until the next read on this thread. The same object is reused for every record of a range.
+ */
+export interface RawEntry { key: string; rec: Uint8Array; size: number }
+
+let rawBytes: Uint8Array = new Uint8Array(0)
+/**
+ * A value "decoder" that keeps no copy: lmdb hands it its shared buffer (`needsStableBuffer` unset), and the range
+ * gets the size while `rawBytes` points at the bytes. The list path copies what it needs straight into the body.
+ */
+const RAW = {
+  encode(): never { throw new Error('the raw objects handle is read-only') },
+  decode(bytes: Uint8Array, size: number): number { rawBytes = bytes; return size },
+}
+
+export type ReadTxn = Transaction
+
+/** lmdb's binary reads take a transaction too (its types omit the options). */
+interface ReadsIn {
+  getBinaryFast(key: string, opts?: { transaction: Transaction }): Buffer | undefined
+  getBinary(key: string, opts?: { transaction: Transaction }): Buffer | undefined
+}
+
 export class Store {
   readonly shards: number
   readonly clients: ShardClient[]
@@ -53,6 +76,7 @@ export class Store {
         objects: root.openDB<Buffer, string>('objects', { encoding: 'binary' }) as Database<Buffer, string> & ReadsIn,
         meta: root.openDB<number, string>('meta', { encoding: 'msgpack' }),
         index: root.openDB<Buffer, string>('index', { encoding: 'binary' }),
+        raw: root.openDB<number, string>('objects', { encoder: RAW } as never),
         held: undefined,
         heldAt: -1n,
         heldOpts: undefined,
@@ -71,6 +95,19 @@ export class Store {
   getFresh(shard: number, key: string): Buffer | undefined {
     const env = this.#envs[shard]
     return env.objects.getBinary(key, this.#fresh(shard, env))
+  }
+
+  /**
+   * getFresh for an answer written out at once: the bytes are copied into a shared slab instead of a buffer of
+   * their own (no ArrayBuffer per read). Never keep the result or post it to another thread (a structured clone
+   * copies the whole slab).
+   */
+  getFreshTransient(shard: number, key: string): Buffer | undefined {
+    const env = this.#envs[shard]
+    const fast = env.objects.getBinaryFast(key, this.#fresh(shard, env))
+    if (fast === undefined) return undefined
+    // LMDB's reusable buffer reports the value's size as its length; its typed-array extent is larger.
+    return slabCopy(new Uint8Array(fast.buffer, fast.byteOffset, fast.length))
   }
 
   /**
@@ -108,19 +145,6 @@ export class Store {
     env.heldAt = -1n
   }
 
-  /**
-   * getFresh for an answer written out at once: the bytes are copied into a shared slab instead of a buffer of
-   * their own (no ArrayBuffer per read). Never keep the result or post it to another thread (a structured clone
-   * copies the whole slab).
-   */
-  getFreshTransient(shard: number, key: string): Buffer | undefined {
-    const env = this.#envs[shard]
-    const fast = env.objects.getBinaryFast(key, this.#fresh(shard, env))
-    if (fast === undefined) return undefined
-    // LMDB's reusable buffer reports the value's size as its length; its typed-array extent is larger.
-    return slabCopy(new Uint8Array(fast.buffer, fast.byteOffset, fast.length))
-  }
-
   /** The resourceVersion of a key in the current snapshot (0: absent), read without copying the record. */
   peekRv(shard: number, key: string): number {
     const b = this.#envs[shard].objects.getBinaryFast(key)
@@ -154,6 +178,60 @@ export class Store {
     for (const { key, value } of this.#envs[shard].objects.getRange({ start, end: prefixEnd(prefix) })) {
       yield { key: key as string, value: value as Buffer }
     }
+  }
+
+  /**
+   * A read transaction on the shard's current snapshot (the one the last snapshot() or read renewed), held until
+   * done() even across turns of the event loop: a list that yields or streams reads one consistent snapshot.
+   */
+  readTxn(shard: number): ReadTxn {
+    return this.#envs[shard].root.useReadTransaction()
+  }
+
+  /** range() without a copy per record: the entry (reused) points into lmdb's buffer until the next read. */
+  *rawRange(shard: number, prefix: string, after: string | undefined, txn: ReadTxn): Generator<RawEntry> {
+    const start = after !== undefined ? after + '\u0000' : prefix
+    const e: RawEntry = { key: '', rec: rawBytes, size: 0 }
+    for (const { key, value } of this.#envs[shard].raw.getRange({ start, end: prefixEnd(prefix), transaction: txn })) {
+      e.key = key as string
+      e.rec = rawBytes
+      e.size = value as number
+      yield e
+    }
+  }
+
+  /** rangeIndexed() without a copy per record, as rawRange. */
+  *rawRangeIndexed(shard: number, typePrefix: string, field: string, value: string, keyPrefix: string, after: string | undefined, txn: ReadTxn): Generator<RawEntry> {
+    const env = this.#envs[shard]
+    const [start, end] = indexRange(typePrefix, field, value)
+    const from = after !== undefined && after >= keyPrefix ? `${start}${after}\u0000` : `${start}${keyPrefix}`
+    const e: RawEntry = { key: '', rec: rawBytes, size: 0 }
+    const opts = { transaction: txn }
+    for (const k of env.index.getKeys({ start: from, end, transaction: txn })) {
+      const key = (k as string).slice(start.length)
+      if (!key.startsWith(keyPrefix)) break
+      const b = env.objects.getBinaryFast(key, opts)
+      if (!b) continue
+      e.key = key
+      e.rec = b
+      e.size = (env.objects as unknown as { lastSize: number }).lastSize
+      yield e
+    }
+  }
+
+  /** Keys under a prefix in a held read transaction, counted in lmdb (no key or value reaches JavaScript). */
+  countKeysIn(shard: number, prefix: string, txn: ReadTxn): number {
+    return this.#envs[shard].objects.getKeysCount({ start: prefix, end: prefixEnd(prefix), transaction: txn } as never)
+  }
+
+  /** get() in a held read transaction. */
+  getIn(shard: number, key: string, txn: ReadTxn): Buffer | undefined {
+    return this.#envs[shard].objects.getBinary(key, { transaction: txn })
+  }
+
+  /** count() in a held read transaction. */
+  countIn(shard: number, prefix: string, txn: ReadTxn): number {
+    return this.#envs[shard].meta.get(`n:${prefix}`, { transaction: txn } as never) ?? 0
   }
 
   /**

@@ -107,12 +107,18 @@ function run(res: HttpResponse, ctx: RequestContext): void {
 
 function respond(res: HttpResponse, ctx: RequestContext, r: Response): void {
   try {
-    if (ctx.aborted) return
-    if (r.stream) { r.stream(res, ctx); return }
+    if (ctx.aborted) { r.release?.(); return }
+    if (r.stream) {
+      r.stream(res, ctx)
+      // A streamed list logs when its body starts (a watch logs nothing: it lasts).
+      if (ctx.info.verb === 'list') accessLog(ctx, r.status)
+      return
+    }
     // Answers built outside the resource handlers (discovery, health) still carry the stages' headers (APF's).
     if (r.headers !== ctx.responseHeaders && ctx.responseHeaders.length > 0) r.headers = [...ctx.responseHeaders, ...r.headers]
     if (compress && (ctx.info.verb === 'get' || ctx.info.verb === 'list')) maybeGzip(ctx, r)
     writeResponse(res, r, ctx.method === 'HEAD')
+    r.release?.()
     accessLog(ctx, r.status)
   } catch (err) {
     fail(res, ctx, err)

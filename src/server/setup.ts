@@ -74,7 +74,7 @@ export function setupPipeline(data: ThreadData, log: Logger, router: (p: Pipelin
   configureAuthorization(authz)
   configureAdmission(new SchemaSet())
   configureDispatch(store, registry)
-  configureEncode({ cbor: data.options.featureGates.CBORServingAndStorage })
+  configureEncode({ cbor: data.options.featureGates.CBORServingAndStorage, gzip: data.options.featureGates.APIResponseCompression })
   configurePatch({ cbor: data.options.featureGates.CBORServingAndStorage })
   configurePipeline(registry, router(p), data.options.upstreamAliases)
   configureWatchStreams(store, registry, data.options, log)
