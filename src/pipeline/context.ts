@@ -44,6 +44,10 @@ export class RequestContext {
   additionalLatencyMs: number
   /** APF: when a queued request got its seats (performance.now()); 0 when it took them on arrival. */
   seatedAt: number
+  /** APF: the FlowSchema of a request holding or waiting for seats, and its neighbours in the list of those. */
+  apfSchema: unknown
+  apfPrev: RequestContext | undefined
+  apfNext: RequestContext | undefined
   /** Per-stage durations in milliseconds. */
   timings: Record<string, number>
   readonly start: number
@@ -76,6 +80,9 @@ export class RequestContext {
     this.finalSeats = 0
     this.additionalLatencyMs = 0
     this.seatedAt = 0
+    this.apfSchema = undefined
+    this.apfPrev = undefined
+    this.apfNext = undefined
     this.timings = {}
     this.start = performance.now()
     this.responseHeaders = []

@@ -136,14 +136,43 @@ function releaseSeats(level: number, n: number, kick: boolean): void {
 
 // ---------------------------------------------------------------- requests in flight (debug dumps)
 
+/**
+ * Requests under APF, linked through their contexts: adding and removing touch two neighbours, no hashing (a Map
+ * keyed by the context costs an identity hash and a table entry per request).
+ */
+class InflightList {
+  first: RequestContext | undefined = undefined
+
+  add(ctx: RequestContext, s: SchemaRef): void {
+    if (ctx.apfSchema !== undefined) return
+    ctx.apfSchema = s
+    ctx.apfPrev = undefined
+    ctx.apfNext = this.first
+    if (this.first !== undefined) this.first.apfPrev = ctx
+    this.first = ctx
+  }
+
+  delete(ctx: RequestContext): void {
+    if (ctx.apfSchema === undefined) return
+    ctx.apfSchema = undefined
+    if (ctx.apfPrev !== undefined) ctx.apfPrev.apfNext = ctx.apfNext
+    else this.first = ctx.apfNext
+    if (ctx.apfNext !== undefined) ctx.apfNext.apfPrev = ctx.apfPrev
+    ctx.apfPrev = undefined
+    ctx.apfNext = undefined
+  }
+}
+
+
 /** This thread's flow-controlled requests that hold seats or wait for them, with their FlowSchema. */
-const inflight = new Map<RequestContext, SchemaRef>()
+const inflight = new InflightList()
 
 /** Answers the actor's collect: every request of this thread under APF (the dump_* debug endpoints). */
 function collectInflight(details: boolean): InflightEntry[] {
   const out: InflightEntry[] = []
   const origin = performance.timeOrigin
-  for (const [ctx, s] of inflight) {
+  for (let ctx = inflight.first; ctx !== undefined; ctx = ctx.apfNext) {
+    const s = ctx.apfSchema as SchemaRef
     const level = s.level
     const arrive = origin + ctx.start + (ctx.timings.authenticate ?? 0)
     const e: InflightEntry = {
@@ -381,7 +410,7 @@ function priorityAndFairness(ctx: RequestContext): void | Promise<void> {
     ctx.seat = level.index
     ctx.seatCount = 1
     s.counts.dispatched++
-    inflight.set(ctx, s)
+    inflight.add(ctx, s)
     return
   }
   const n = widthOf(ctx, level)
@@ -389,7 +418,7 @@ function priorityAndFairness(ctx: RequestContext): void | Promise<void> {
     ctx.seat = level.index
     ctx.seatCount = n
     s.counts.dispatched++
-    inflight.set(ctx, s)
+    inflight.add(ctx, s)
     return
   }
   if (level.kind === 'Reject' || client === null) {
@@ -405,7 +434,7 @@ function priorityAndFairness(ctx: RequestContext): void | Promise<void> {
   ctx.onAbort = () => c.cancel(id)
   ctx.flowTicket = id
   ctx.seatCount = n
-  inflight.set(ctx, s)
+  inflight.add(ctx, s)
   return decision.then((d) => {
     ctx.onAbort = undefined
     if (d.d !== 'dispatched') {

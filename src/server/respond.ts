@@ -21,7 +21,7 @@ const AS_BYTES_LIMIT = 512
 function bytesOf(s: string): Buffer {
   let b = asBytes.get(s)
   if (b === undefined) {
-    b = Buffer.from(s, 'latin1')
+    b = Buffer.from(s)
     if (asBytes.size >= AS_BYTES_LIMIT) asBytes.clear()
     asBytes.set(s, b)
   }
@@ -45,7 +45,8 @@ export function writeResponse(res: HttpResponse, r: Response, head: boolean): vo
     let cache = false
     for (const [k, v] of r.headers) {
       if (k === 'Cache-Control') cache = true
-      res.writeHeader(bytesOf(k), v)
+      // Short values repeat (APF's UIDs, Content-Encoding): as bytes too; long ones (Warning) as they are.
+      res.writeHeader(bytesOf(k), v.length <= 64 ? bytesOf(v) : v)
     }
     if (!cache) res.writeHeader(CACHE_CONTROL, NO_CACHE)
     if (head) {
