@@ -153,8 +153,17 @@ export function decodeObject(ctx: RequestContext, def: ResolvedDefinition): Obj 
 
 /** RFC 3339 time at second precision, as upstream's metav1.Time marshals. */
 export function rfc3339(ms: number): string {
-  return new Date(Math.floor(ms / 1000) * 1000).toISOString().replace('.000Z', 'Z')
+  const sec = Math.floor(ms / 1000)
+  if (sec !== lastSecond) {
+    lastText = new Date(sec * 1000).toISOString().replace('.000Z', 'Z')
+    lastSecond = sec
+  }
+  return lastText
 }
+
+/** The last second formatted: every write of that second (two times each: creation and managedFields) shares it. */
+let lastSecond = NaN
+let lastText = ''
 
 const GENERATE_ALPHABET = 'bcdfghjklmnpqrstvwxz2456789'
 

@@ -718,5 +718,17 @@ export function managerFromUserAgent(ua: string): string {
 
 /** `fieldManager` when given, else the User-Agent derivation (upstream managerOrUserAgent). */
 export function managerOrUserAgent(fieldManager: string | undefined, ua: string | undefined): string {
-  return fieldManager ? fieldManager : managerFromUserAgent(ua ?? '')
+  if (fieldManager) return fieldManager
+  const agent = ua ?? ''
+  let m = managersByAgent.get(agent)
+  if (m === undefined) {
+    m = managerFromUserAgent(agent)
+    if (managersByAgent.size >= MANAGERS_BY_AGENT_LIMIT) managersByAgent.clear()
+    managersByAgent.set(agent, m)
+  }
+  return m
 }
+
+/** User-Agents seen and the managers derived from them (clients send the same few agents over and over). */
+const managersByAgent = new Map<string, string>()
+const MANAGERS_BY_AGENT_LIMIT = 1024
