@@ -141,10 +141,21 @@ function finishRv(rv: number): void {
 function countKey(key: string, delta: number): void {
   const typeEnd = key.indexOf('/', key.indexOf('/') + 1) + 1
   const nsEnd = key.indexOf('/', typeEnd) + 1
-  for (const prefix of [key.slice(0, typeEnd), key.slice(0, nsEnd)]) {
-    const k = `n:${prefix}`
-    meta.put(k, (meta.get(k) ?? 0) + delta)
-  }
+  const kt = `n:${key.slice(0, typeEnd)}`
+  const kn = `n:${key.slice(0, nsEnd)}`
+  countDeltas.set(kt, (countDeltas.get(kt) ?? 0) + delta)
+  countDeltas.set(kn, (countDeltas.get(kn) ?? 0) + delta)
+}
+
+/**
+ * The count changes of the transaction being built, written once per key at its end: a group commit of many creates
+ * in one namespace reads and writes its two counters once instead of once per create.
+ */
+const countDeltas = new Map<string, number>()
+
+function writeCounts(): void {
+  for (const [k, d] of countDeltas) meta.put(k, (meta.get(k) ?? 0) + d)
+  countDeltas.clear()
 }
 
 /** The previous state of a key: the bytes its last ring event already holds when they are the stored ones. */
@@ -248,11 +259,13 @@ function commitBatch(): void {
   batch = []
   committing++
   root.transaction(() => {
+    countDeltas.clear()
     let last = 0
     for (const w of writes) {
       apply(w)
       if (w.rv) last = w.rv
     }
+    writeCounts()
     if (last) meta.put('rv', last)
   }).then(() => {
     // Acknowledged only now: the commit is durable.
