@@ -10,6 +10,7 @@ import { typeTree } from '../machinery/patch/schema-walk.js'
 import { loadDefinitions } from '../registry/schema.js'
 import { store, registry, gr, shardOfDef, keyFor, objectResponse, valueResponse, withRv, isDryRun, parseRv, parseStored } from './dispatch.js'
 import { parseSelectors, matches, listResponse } from './read.js'
+import { cloneJson, sameJsonText } from '../machinery/json-tree.js'
 
 const GRACEFUL_RESOURCES = new Set(['/pods'])
 const MAX_CREATE_ATTEMPTS = 8
@@ -128,15 +129,19 @@ export async function guaranteedUpdate(ctx: RequestContext, def: ResolvedDefinit
     const curRv = recordRv(rec)
     if (clientRv !== 0 && clientRv !== curRv) throw conflict(gr(def), name)
     const old = parseStored(rec)
-    const m = mutate(structuredClone(old), curRv)
+    const m = mutate(cloneJson(old), curRv)
     let o = m.object
     const now = Date.now()
     admitUpdate(ctx, def, o, old, target)
     await admitPlugins(ctx, def, 'UPDATE', o, old)
     if (!m.tracked) o = trackFields(ctx, def, old, o, target, now)
-    const json = toStoredJson(o)
-    const oldJson = (() => { old.metadata.resourceVersion = RV_MARKER; return JSON.stringify(canonical(old)) })()
-    if (json === oldJson) return objectResponse(ctx, 200, recordObject(rec))
+    o.metadata.resourceVersion = RV_MARKER
+    const canon = canonical(o)
+    const json = JSON.stringify(canon)
+    old.metadata.resourceVersion = RV_MARKER
+    const oldCanon = canonical(old)
+    // Unchanged when the stored form would be the same text; the trees answer that without printing the old one.
+    if (sameJsonText(canon, oldCanon) ?? json === JSON.stringify(oldCanon)) return objectResponse(ctx, 200, recordObject(rec))
     if (dry) return objectResponse(ctx, 200, withRv(json, curRv))
     const attrs = JSON.stringify(attrsOf(def, o))
     const r = readyToRemove(o, now)
@@ -160,7 +165,7 @@ export async function update(ctx: RequestContext, def: ResolvedDefinition, targe
   if (o0.metadata.name !== name) throw badRequest(`the name of the object (${o0.metadata.name}) does not match the name on the URL (${name})`)
   requireResourceVersion(def, o0)
   const clientRv = o0.metadata.resourceVersion ? parseRv(String(o0.metadata.resourceVersion), 'metadata.resourceVersion') : 0
-  return guaranteedUpdate(ctx, def, target, name, clientRv, (_old, _rv) => ({ object: structuredClone(o0), tracked: false }))
+  return guaranteedUpdate(ctx, def, target, name, clientRv, (_old, _rv) => ({ object: cloneJson(o0), tracked: false }))
 }
 
 // ---- delete ----
