@@ -108,7 +108,9 @@ function publish(ev: WatchEvent): void {
   for (const p of peers) {
     const attrsOnly = p.prefixes.get(prefix)
     if (attrsOnly === undefined) continue
-    p.push(attrsOnly ? (slim ??= [ev[0], ev[1], ev[2], recordWithoutObject(ev[3]), null]) : ev)
+    // The cut record copied into a buffer of its own size: recordWithoutObject gives a Buffer view of the whole
+    // record, and structured clone would carry the whole backing store (the object too) to the listener.
+    p.push(attrsOnly ? (slim ??= [ev[0], ev[1], ev[2], new Uint8Array(recordWithoutObject(ev[3])), null]) : ev)
   }
 }
 
