@@ -119,7 +119,9 @@ export type Mutation = (old: Obj, curRv: number) => { object: Obj; tracked: bool
  * The read-modify-write of update and patch (upstream GuaranteedUpdate): read the newest object, build the new one,
  * admit it, write it conditionally on the version read; retried on races unless the client pinned a version.
  */
-export async function guaranteedUpdate(ctx: RequestContext, def: ResolvedDefinition, target: UpdateTarget, name: string, clientRv: number, mutate: Mutation): Promise<Response> {
+export async function guaranteedUpdate(ctx: RequestContext, def: ResolvedDefinition, target: UpdateTarget, name: string, clientRv: number, mutate: Mutation, opts: { readsOld?: boolean } = {}): Promise<Response> {
+  // A mutation that never looks at the stored object (a whole-object update) is handed it without a copy.
+  const copyOld = opts.readsOld !== false
   const dry = isDryRun(ctx)
   const shard = shardOfDef(def)
   const key = keyFor(def, ctx.info.namespace, name)
@@ -129,7 +131,7 @@ export async function guaranteedUpdate(ctx: RequestContext, def: ResolvedDefinit
     const curRv = recordRv(rec)
     if (clientRv !== 0 && clientRv !== curRv) throw conflict(gr(def), name)
     const old = parseStored(rec)
-    const m = mutate(cloneJson(old), curRv)
+    const m = mutate(copyOld ? cloneJson(old) : old, curRv)
     let o = m.object
     const now = Date.now()
     admitUpdate(ctx, def, o, old, target)
@@ -165,7 +167,7 @@ export async function update(ctx: RequestContext, def: ResolvedDefinition, targe
   if (o0.metadata.name !== name) throw badRequest(`the name of the object (${o0.metadata.name}) does not match the name on the URL (${name})`)
   requireResourceVersion(def, o0)
   const clientRv = o0.metadata.resourceVersion ? parseRv(String(o0.metadata.resourceVersion), 'metadata.resourceVersion') : 0
-  return guaranteedUpdate(ctx, def, target, name, clientRv, (_old, _rv) => ({ object: cloneJson(o0), tracked: false }))
+  return guaranteedUpdate(ctx, def, target, name, clientRv, (_old, _rv) => ({ object: cloneJson(o0), tracked: false }), { readsOld: false })
 }
 
 // ---- delete ----
