@@ -5,12 +5,12 @@ import { pino, type Logger } from 'pino'
 import { encodeRecord, indexKey, prefixEnd, recordAttrs, recordWithoutObject, RV_MARKER, type Attrs } from '../../src/machinery/storage-format.js'
 import { PortPeer } from '../../src/machinery/port-rpc.js'
 import {
-  COUNTER_SLOT, watermarkSlot,
+  COUNTER_SLOT, watermarkSlot, namespaceWritesSlot, NAMESPACES_PREFIX,
   type ShardRequest, type ShardReply, type WatchEvent, type ObjectPut, type ObjectDelete,
 } from './messages.js'
 
 export interface ShardInit {
-  op: 'init'; shard: number; dataDir: string; counters: SharedArrayBuffer; heartbeats: SharedArrayBuffer; heartbeatSlot: number; watchHistoryMs: number; watchHistoryCount: number; logLevel: string
+  op: 'init'; shard: number; /** how many shards there are (places the namespace-writes count) */ shards?: number; dataDir: string; counters: SharedArrayBuffer; heartbeats: SharedArrayBuffer; heartbeatSlot: number; watchHistoryMs: number; watchHistoryCount: number; logLevel: string
   /**
    * The authz version counters (BigInt64Array): before a write of a type under `rbacPrefixes` (or `graphPrefixes`) is
    * acknowledged, its resourceVersion is stored at `rbacSlot` (`graphSlot`), so front-ends know which state a decision
@@ -33,6 +33,8 @@ let index: Database<Buffer, string>
 const indexed = new Map<string, string[]>()
 const EMPTY = Buffer.alloc(0)
 let counters: BigInt64Array
+/** Slot of the namespace-writes count in counters (-1: an array without it). */
+let namespaceSlot = -1
 let log: Logger
 let historyMs = 300_000
 let historyCount = 100_000
@@ -270,7 +272,10 @@ function commitBatch(): void {
     writeCounts()
     if (last) meta.put('rv', last)
   }).then(() => {
-    // Acknowledged only now: the commit is durable.
+    // Acknowledged only now: the commit is durable. Namespace writes move the shared count first (see messages.ts).
+    if (namespaceSlot >= 0 && writes.some((w) => w.event !== null && typePrefixOf(w.req.key) === NAMESPACES_PREFIX)) {
+      Atomics.add(counters, namespaceSlot, 1n)
+    }
     for (const w of writes) {
       if (w.failure) { reply(w.peer, w.failure); continue }
       if (w.event) { publish(w.event); bumpAuthzVersion(w.event) }
@@ -331,6 +336,7 @@ function handle(peer: Peer, req: ShardRequest): void {
 function init(task: ShardInit): { rv: number } {
   shard = task.shard
   counters = new BigInt64Array(task.counters)
+  if (task.shards !== undefined) namespaceSlot = namespaceWritesSlot(task.shards)
   historyMs = task.watchHistoryMs
   historyCount = task.watchHistoryCount
   log = pino({ level: task.logLevel }).child({ actor: 'shard', shard })

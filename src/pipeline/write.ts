@@ -18,23 +18,23 @@ const MAX_UPDATE_ATTEMPTS = 16
 
 // ---- create ----
 
-/** Namespace lifecycle states by name, each with the resourceVersion it was read at (a changed namespace is re-read). */
-const namespaceStates = new Map<string, { rv: number; state: 'terminating' | 'active' }>()
+/**
+ * Namespace lifecycle states by name, each with the count of namespace writes it was read at: while the count
+ * (moved by the shard before it acknowledges any namespace write) stays, the state stands without a read.
+ */
+const namespaceStates = new Map<string, { stamp: bigint; state: 'missing' | 'terminating' | 'active' }>()
 const NAMESPACE_STATES_LIMIT = 10_000
 
 function namespaceState(ns: string): 'missing' | 'terminating' | 'active' {
+  const stamp = store.namespaceWrites()
+  const cached = namespaceStates.get(ns)
+  if (cached && cached.stamp === stamp) return cached.state
   const def = registry.byGroupResource('', 'namespaces')!
-  const shard = shardOfDef(def)
-  const key = objectKey('', 'namespaces', '', ns)
-  // The snapshot of this turn answers almost always; only a miss is confirmed against the newest commit.
-  const rv = store.peekRv(shard, key)
-  const cached = rv !== 0 ? namespaceStates.get(ns) : undefined
-  if (cached && cached.rv === rv) return cached.state
-  const rec = store.get(shard, key) ?? store.getFresh(shard, key)
-  if (!rec) { namespaceStates.delete(ns); return 'missing' }
-  const state = recordAttrs(rec).d ? 'terminating' : 'active'
+  // A snapshot taken after the count was read holds every namespace write it counts.
+  const rec = store.getNewest(shardOfDef(def), objectKey('', 'namespaces', '', ns))
+  const state = !rec ? 'missing' : recordAttrs(rec).d ? 'terminating' : 'active'
   if (namespaceStates.size >= NAMESPACE_STATES_LIMIT) namespaceStates.clear()
-  namespaceStates.set(ns, { rv: recordRv(rec), state })
+  namespaceStates.set(ns, { stamp, state })
   return state
 }
 
