@@ -723,8 +723,10 @@ export function managerOrUserAgent(fieldManager: string | undefined, ua: string 
   let m = managersByAgent.get(agent)
   if (m === undefined) {
     m = managerFromUserAgent(agent)
-    if (managersByAgent.size >= MANAGERS_BY_AGENT_LIMIT) managersByAgent.clear()
-    managersByAgent.set(agent, m)
+    if (agent.length <= 512) {
+      if (managersByAgent.size >= MANAGERS_BY_AGENT_LIMIT) managersByAgent.clear()
+      managersByAgent.set(agent, m)
+    }
   }
   return m
 }

@@ -123,16 +123,22 @@ export function compareValues(a: unknown, b: unknown): number {
 
 // ---- path elements ----
 
-/** Field elements by name: elements are never modified, so every write's walks share one per field name. */
+/**
+ * Field elements by name: elements are never modified, so every write's walks share one per field name. Only short
+ * names are kept (a client's long keys must not stay in memory), at most FIELD_ELEMENTS_LIMIT of them.
+ */
 const fieldElements = new Map<string, PathElement>()
 const FIELD_ELEMENTS_LIMIT = 8192
+const CACHED_NAME_LENGTH = 256
 
 export function fieldElement(name: string): PathElement {
   let pe = fieldElements.get(name)
   if (pe === undefined) {
-    if (fieldElements.size >= FIELD_ELEMENTS_LIMIT) fieldElements.clear()
     pe = { kind: 'f', key: `f:${name}`, name }
-    fieldElements.set(name, pe)
+    if (name.length <= CACHED_NAME_LENGTH) {
+      if (fieldElements.size >= FIELD_ELEMENTS_LIMIT) fieldElements.clear()
+      fieldElements.set(name, pe)
+    }
   }
   return pe
 }
@@ -176,8 +182,10 @@ export function parseElement(s: string): PathElement | undefined {
   let pe = parsedElements.get(s)
   if (pe === undefined) {
     pe = parseElementText(s) ?? null
-    if (parsedElements.size >= FIELD_ELEMENTS_LIMIT) parsedElements.clear()
-    parsedElements.set(s, pe)
+    if (s.length <= CACHED_NAME_LENGTH) {
+      if (parsedElements.size >= FIELD_ELEMENTS_LIMIT) parsedElements.clear()
+      parsedElements.set(s, pe)
+    }
   }
   return pe ?? undefined
 }

@@ -56,8 +56,10 @@ export function managerIdentifier(info: ManagerInfo): string {
   let id = identifiers.get(k)
   if (id === undefined) {
     id = buildIdentifier(info)
-    if (identifiers.size >= IDENTIFIERS_LIMIT) identifiers.clear()
-    identifiers.set(k, id)
+    if (k.length <= CACHED_IDENTIFIER_LENGTH) {
+      if (identifiers.size >= IDENTIFIERS_LIMIT) identifiers.clear()
+      identifiers.set(k, id)
+    }
   }
   return id
 }
@@ -66,6 +68,8 @@ export function managerIdentifier(info: ManagerInfo): string {
 const identifiers = new Map<string, string>()
 const parsedIdentifiers = new Map<string, Readonly<ManagerInfo>>()
 const IDENTIFIERS_LIMIT = 4096
+/** Longer ones (managers named in bodies have no length limit) are not kept. */
+const CACHED_IDENTIFIER_LENGTH = 512
 
 function buildIdentifier(info: ManagerInfo): string {
   const parts: string[] = []
@@ -81,8 +85,10 @@ export function parseIdentifier(id: string): Readonly<ManagerInfo> {
   let info = parsedIdentifiers.get(id)
   if (info === undefined) {
     info = Object.freeze(parseIdentifierText(id))
-    if (parsedIdentifiers.size >= IDENTIFIERS_LIMIT) parsedIdentifiers.clear()
-    parsedIdentifiers.set(id, info)
+    if (id.length <= CACHED_IDENTIFIER_LENGTH) {
+      if (parsedIdentifiers.size >= IDENTIFIERS_LIMIT) parsedIdentifiers.clear()
+      parsedIdentifiers.set(id, info)
+    }
   }
   return info
 }
