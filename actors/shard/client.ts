@@ -5,8 +5,9 @@ import type { ShardRequest, ShardReply, WatchEvent } from './messages.js'
 
 export class ShardClient extends PortClient<ShardRequest, ShardReply, WatchEvent> {
   readonly shard: number
+  /** Requests of one loop turn go together (see FlushAt): a write-heavy front-end otherwise posts one message per write. */
   constructor(shard: number, port: MessagePort) {
-    super(port)
+    super(port, 'immediate')
     this.shard = shard
   }
 }

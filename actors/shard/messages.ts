@@ -30,3 +30,12 @@ export type WatchEvent = [type: 'ADDED' | 'MODIFIED' | 'DELETED', key: string, r
 export const COUNTER_SLOT = 0
 /** Watermark of shard k lives at slot 1 + k of the same BigInt64Array. */
 export function watermarkSlot(shard: number): number { return 1 + shard }
+/**
+ * After the watermarks: a count of namespace writes, bumped by the shard that holds namespaces once such a write is
+ * durable and before it is acknowledged, so a thread may keep namespace states while it does not move.
+ */
+export function namespaceWritesSlot(shards: number): number { return 1 + shards }
+/** Slots of the counters array for `shards` shards. */
+export function counterSlots(shards: number): number { return 2 + shards }
+/** The type prefix of namespaces (keys `/namespaces//<name>`). */
+export const NAMESPACES_PREFIX = '/namespaces/'

@@ -5,12 +5,12 @@ import { pino, type Logger } from 'pino'
 import { encodeRecord, indexKey, prefixEnd, recordAttrs, recordWithoutObject, RV_MARKER, type Attrs } from '../../src/machinery/storage-format.js'
 import { PortPeer } from '../../src/machinery/port-rpc.js'
 import {
-  COUNTER_SLOT, watermarkSlot,
+  COUNTER_SLOT, watermarkSlot, namespaceWritesSlot, NAMESPACES_PREFIX,
   type ShardRequest, type ShardReply, type WatchEvent, type ObjectPut, type ObjectDelete,
 } from './messages.js'
 
 export interface ShardInit {
-  op: 'init'; shard: number; dataDir: string; counters: SharedArrayBuffer; heartbeats: SharedArrayBuffer; heartbeatSlot: number; watchHistoryMs: number; watchHistoryCount: number; logLevel: string
+  op: 'init'; shard: number; /** how many shards there are (places the namespace-writes count) */ shards?: number; dataDir: string; counters: SharedArrayBuffer; heartbeats: SharedArrayBuffer; heartbeatSlot: number; watchHistoryMs: number; watchHistoryCount: number; logLevel: string
   /**
    * The authz version counters (BigInt64Array): before a write of a type under `rbacPrefixes` (or `graphPrefixes`) is
    * acknowledged, its resourceVersion is stored at `rbacSlot` (`graphSlot`), so front-ends know which state a decision
@@ -33,6 +33,8 @@ let index: Database<Buffer, string>
 const indexed = new Map<string, string[]>()
 const EMPTY = Buffer.alloc(0)
 let counters: BigInt64Array
+/** Slot of the namespace-writes count in counters (-1: an array without it). */
+let namespaceSlot = -1
 let log: Logger
 let historyMs = 300_000
 let historyCount = 100_000
@@ -108,7 +110,9 @@ function publish(ev: WatchEvent): void {
   for (const p of peers) {
     const attrsOnly = p.prefixes.get(prefix)
     if (attrsOnly === undefined) continue
-    p.push(attrsOnly ? (slim ??= [ev[0], ev[1], ev[2], recordWithoutObject(ev[3]), null]) : ev)
+    // The cut record copied into a buffer of its own size: recordWithoutObject gives a Buffer view of the whole
+    // record, and structured clone would carry the whole backing store (the object too) to the listener.
+    p.push(attrsOnly ? (slim ??= [ev[0], ev[1], ev[2], new Uint8Array(recordWithoutObject(ev[3])), null]) : ev)
   }
 }
 
@@ -141,10 +145,21 @@ function finishRv(rv: number): void {
 function countKey(key: string, delta: number): void {
   const typeEnd = key.indexOf('/', key.indexOf('/') + 1) + 1
   const nsEnd = key.indexOf('/', typeEnd) + 1
-  for (const prefix of [key.slice(0, typeEnd), key.slice(0, nsEnd)]) {
-    const k = `n:${prefix}`
-    meta.put(k, (meta.get(k) ?? 0) + delta)
-  }
+  const kt = `n:${key.slice(0, typeEnd)}`
+  const kn = `n:${key.slice(0, nsEnd)}`
+  countDeltas.set(kt, (countDeltas.get(kt) ?? 0) + delta)
+  countDeltas.set(kn, (countDeltas.get(kn) ?? 0) + delta)
+}
+
+/**
+ * The count changes of the transaction being built, written once per key at its end: a group commit of many creates
+ * in one namespace reads and writes its two counters once instead of once per create.
+ */
+const countDeltas = new Map<string, number>()
+
+function writeCounts(): void {
+  for (const [k, d] of countDeltas) meta.put(k, (meta.get(k) ?? 0) + d)
+  countDeltas.clear()
 }
 
 /** The previous state of a key: the bytes its last ring event already holds when they are the stored ones. */
@@ -248,14 +263,19 @@ function commitBatch(): void {
   batch = []
   committing++
   root.transaction(() => {
+    countDeltas.clear()
     let last = 0
     for (const w of writes) {
       apply(w)
       if (w.rv) last = w.rv
     }
+    writeCounts()
     if (last) meta.put('rv', last)
   }).then(() => {
-    // Acknowledged only now: the commit is durable.
+    // Acknowledged only now: the commit is durable. Namespace writes move the shared count first (see messages.ts).
+    if (namespaceSlot >= 0 && writes.some((w) => w.event !== null && typePrefixOf(w.req.key) === NAMESPACES_PREFIX)) {
+      Atomics.add(counters, namespaceSlot, 1n)
+    }
     for (const w of writes) {
       if (w.failure) { reply(w.peer, w.failure); continue }
       if (w.event) { publish(w.event); bumpAuthzVersion(w.event) }
@@ -316,6 +336,7 @@ function handle(peer: Peer, req: ShardRequest): void {
 function init(task: ShardInit): { rv: number } {
   shard = task.shard
   counters = new BigInt64Array(task.counters)
+  if (task.shards !== undefined) namespaceSlot = namespaceWritesSlot(task.shards)
   historyMs = task.watchHistoryMs
   historyCount = task.watchHistoryCount
   log = pino({ level: task.logLevel }).child({ actor: 'shard', shard })

@@ -16,6 +16,14 @@ function send(port: MessagePort, value: unknown): void {
   port.postMessage(value)
 }
 
+/**
+ * When a client sends the requests it collected: at the end of the current microtask checkpoint (`microtask`, the
+ * default), or after the event loop's poll phase (`immediate`): then the requests of every socket and message that
+ * became ready in one loop turn travel together, one postMessage (and one wake-up of the actor) for all of them
+ * instead of one per request, for a delay of at most the rest of that turn.
+ */
+export type FlushAt = 'microtask' | 'immediate'
+
 /** The requesting side. */
 export class PortClient<Req extends { id: number }, Reply extends { id: number }, Push = never> {
   #port: MessagePort
@@ -23,9 +31,12 @@ export class PortClient<Req extends { id: number }, Reply extends { id: number }
   #pending = new Map<number, (r: Reply) => void>()
   #out: Req[] | null = null
   #onPush: ((items: Push[]) => void) | null = null
+  #flushAt: FlushAt
+  readonly #flushNow = (): void => this.#flush()
 
-  constructor(port: MessagePort) {
+  constructor(port: MessagePort, flushAt: FlushAt = 'microtask') {
     this.#port = port
+    this.#flushAt = flushAt
     port.on('message', (msg: PortMessage<Reply, Push>) => this.#receive(msg))
   }
 
@@ -35,7 +46,8 @@ export class PortClient<Req extends { id: number }, Reply extends { id: number }
     const id = this.#nextId++
     if (this.#out === null) {
       this.#out = []
-      queueMicrotask(() => this.#flush())
+      if (this.#flushAt === 'immediate') setImmediate(this.#flushNow)
+      else queueMicrotask(this.#flushNow)
     }
     this.#out.push({ ...req, id } as unknown as Req)
     return new Promise((resolve) => { this.#pending.set(id, resolve) })

@@ -11,6 +11,7 @@ import {
   badRequest, invalid, unsupportedMediaType, fieldInvalid, type FieldError,
 } from '../machinery/errors.js'
 import { validateObjectMeta } from '../machinery/validation.js'
+import { sameJsonText } from '../machinery/json-tree.js'
 import { RV_MARKER, type Attrs } from '../machinery/storage-format.js'
 import { dropNulls, type SchemaSet } from '../registry/schema.js'
 import type { Obj, ResolvedDefinition } from '../registry/define.js'
@@ -153,8 +154,17 @@ export function decodeObject(ctx: RequestContext, def: ResolvedDefinition): Obj 
 
 /** RFC 3339 time at second precision, as upstream's metav1.Time marshals. */
 export function rfc3339(ms: number): string {
-  return new Date(Math.floor(ms / 1000) * 1000).toISOString().replace('.000Z', 'Z')
+  const sec = Math.floor(ms / 1000)
+  if (sec !== lastSecond) {
+    lastText = new Date(sec * 1000).toISOString().replace('.000Z', 'Z')
+    lastSecond = sec
+  }
+  return lastText
 }
+
+/** The last second formatted: every write of that second (two times each: creation and managedFields) shares it. */
+let lastSecond = NaN
+let lastText = ''
 
 const GENERATE_ALPHABET = 'bcdfghjklmnpqrstvwxz2456789'
 
@@ -215,10 +225,18 @@ export function toStoredJson(o: Obj): string {
   return JSON.stringify(canonical(o))
 }
 
-function specOf(o: Obj): string {
+function specOf(o: Obj): Obj {
   const rest: Obj = {}
   for (const k of Object.keys(o)) if (k !== 'metadata' && k !== 'status' && k !== 'kind' && k !== 'apiVersion') rest[k] = o[k]
-  return JSON.stringify(rest)
+  return rest
+}
+
+/** Whether the spec (everything but metadata, status and type meta) prints differently, as generation counts it. */
+function specChanged(o: Obj, old: Obj): boolean {
+  const a = specOf(o)
+  const b = specOf(old)
+  const same = sameJsonText(a, b)
+  return same === undefined ? JSON.stringify(a) !== JSON.stringify(b) : !same
 }
 
 function assertValid(def: ResolvedDefinition, o: Obj, errs: FieldError[]): void {
@@ -306,7 +324,7 @@ export function admitUpdate(ctx: RequestContext, def: ResolvedDefinition, o: Obj
   }
   if (def.strategy.hasGeneration) {
     const g = typeof om.generation === 'number' ? om.generation : 1
-    o.metadata.generation = specOf(o) !== specOf(old) ? g + 1 : g
+    o.metadata.generation = specChanged(o, old) ? g + 1 : g
   } else {
     delete o.metadata.generation
   }

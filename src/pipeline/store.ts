@@ -2,7 +2,7 @@
 import { open, type RootDatabase, type Database, type Transaction } from 'lmdb'
 import type { MessagePort } from 'node:worker_threads'
 import { ShardClient } from '../../actors/shard/client.js'
-import { COUNTER_SLOT, watermarkSlot, type ShardReply } from '../../actors/shard/messages.js'
+import { COUNTER_SLOT, watermarkSlot, namespaceWritesSlot, type ShardReply } from '../../actors/shard/messages.js'
 import { shardOf } from '../machinery/sharding.js'
 import { indexRange, prefixEnd } from '../machinery/storage-format.js'
 
@@ -145,10 +145,12 @@ export class Store {
     env.heldAt = -1n
   }
 
-  /** The resourceVersion of a key in the current snapshot (0: absent), read without copying the record. */
-  peekRv(shard: number, key: string): number {
-    const b = this.#envs[shard].objects.getBinaryFast(key)
-    return b ? b.readDoubleLE(0) : 0
+  /** A record from a snapshot taken now (the read transaction is renewed whatever the watermark says). */
+  getNewest(shard: number, key: string): Buffer | undefined {
+    const env = this.#envs[shard]
+    env.freshAt = Atomics.load(this.#counters, watermarkSlot(shard))
+    env.root.resetReadTxn()
+    return env.objects.getBinary(key)
   }
 
   /** A record from the current snapshot of this turn. */
@@ -254,6 +256,9 @@ export class Store {
   count(shard: number, prefix: string): number {
     return this.#envs[shard].meta.get(`n:${prefix}`) ?? 0
   }
+
+  /** How many namespace writes were acknowledged so far (moves before each is acknowledged). */
+  namespaceWrites(): bigint { return Atomics.load(this.#counters, namespaceWritesSlot(this.shards)) }
 
   watermark(shard: number): number { return Number(Atomics.load(this.#counters, watermarkSlot(shard))) }
   counter(): number { return Number(Atomics.load(this.#counters, COUNTER_SLOT)) }

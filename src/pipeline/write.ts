@@ -10,6 +10,7 @@ import { typeTree } from '../machinery/patch/schema-walk.js'
 import { loadDefinitions } from '../registry/schema.js'
 import { store, registry, gr, shardOfDef, keyFor, objectResponse, valueResponse, withRv, isDryRun, parseRv, parseStored } from './dispatch.js'
 import { parseSelectors, matches, listResponse } from './read.js'
+import { cloneJson, sameJsonText } from '../machinery/json-tree.js'
 
 const GRACEFUL_RESOURCES = new Set(['/pods'])
 const MAX_CREATE_ATTEMPTS = 8
@@ -17,23 +18,23 @@ const MAX_UPDATE_ATTEMPTS = 16
 
 // ---- create ----
 
-/** Namespace lifecycle states by name, each with the resourceVersion it was read at (a changed namespace is re-read). */
-const namespaceStates = new Map<string, { rv: number; state: 'terminating' | 'active' }>()
+/**
+ * Namespace lifecycle states by name, each with the count of namespace writes it was read at: while the count
+ * (moved by the shard before it acknowledges any namespace write) stays, the state stands without a read.
+ */
+const namespaceStates = new Map<string, { stamp: bigint; state: 'missing' | 'terminating' | 'active' }>()
 const NAMESPACE_STATES_LIMIT = 10_000
 
 function namespaceState(ns: string): 'missing' | 'terminating' | 'active' {
+  const stamp = store.namespaceWrites()
+  const cached = namespaceStates.get(ns)
+  if (cached && cached.stamp === stamp) return cached.state
   const def = registry.byGroupResource('', 'namespaces')!
-  const shard = shardOfDef(def)
-  const key = objectKey('', 'namespaces', '', ns)
-  // The snapshot of this turn answers almost always; only a miss is confirmed against the newest commit.
-  const rv = store.peekRv(shard, key)
-  const cached = rv !== 0 ? namespaceStates.get(ns) : undefined
-  if (cached && cached.rv === rv) return cached.state
-  const rec = store.get(shard, key) ?? store.getFresh(shard, key)
-  if (!rec) { namespaceStates.delete(ns); return 'missing' }
-  const state = recordAttrs(rec).d ? 'terminating' : 'active'
+  // A snapshot taken after the count was read holds every namespace write it counts.
+  const rec = store.getNewest(shardOfDef(def), objectKey('', 'namespaces', '', ns))
+  const state = !rec ? 'missing' : recordAttrs(rec).d ? 'terminating' : 'active'
   if (namespaceStates.size >= NAMESPACE_STATES_LIMIT) namespaceStates.clear()
-  namespaceStates.set(ns, { rv: recordRv(rec), state })
+  namespaceStates.set(ns, { stamp, state })
   return state
 }
 
@@ -118,7 +119,9 @@ export type Mutation = (old: Obj, curRv: number) => { object: Obj; tracked: bool
  * The read-modify-write of update and patch (upstream GuaranteedUpdate): read the newest object, build the new one,
  * admit it, write it conditionally on the version read; retried on races unless the client pinned a version.
  */
-export async function guaranteedUpdate(ctx: RequestContext, def: ResolvedDefinition, target: UpdateTarget, name: string, clientRv: number, mutate: Mutation): Promise<Response> {
+export async function guaranteedUpdate(ctx: RequestContext, def: ResolvedDefinition, target: UpdateTarget, name: string, clientRv: number, mutate: Mutation, opts: { readsOld?: boolean } = {}): Promise<Response> {
+  // A mutation that never looks at the stored object (a whole-object update) is handed it without a copy.
+  const copyOld = opts.readsOld !== false
   const dry = isDryRun(ctx)
   const shard = shardOfDef(def)
   const key = keyFor(def, ctx.info.namespace, name)
@@ -128,15 +131,19 @@ export async function guaranteedUpdate(ctx: RequestContext, def: ResolvedDefinit
     const curRv = recordRv(rec)
     if (clientRv !== 0 && clientRv !== curRv) throw conflict(gr(def), name)
     const old = parseStored(rec)
-    const m = mutate(structuredClone(old), curRv)
+    const m = mutate(copyOld ? cloneJson(old) : old, curRv)
     let o = m.object
     const now = Date.now()
     admitUpdate(ctx, def, o, old, target)
     await admitPlugins(ctx, def, 'UPDATE', o, old)
     if (!m.tracked) o = trackFields(ctx, def, old, o, target, now)
-    const json = toStoredJson(o)
-    const oldJson = (() => { old.metadata.resourceVersion = RV_MARKER; return JSON.stringify(canonical(old)) })()
-    if (json === oldJson) return objectResponse(ctx, 200, recordObject(rec))
+    o.metadata.resourceVersion = RV_MARKER
+    const canon = canonical(o)
+    const json = JSON.stringify(canon)
+    old.metadata.resourceVersion = RV_MARKER
+    const oldCanon = canonical(old)
+    // Unchanged when the stored form would be the same text; the trees answer that without printing the old one.
+    if (sameJsonText(canon, oldCanon) ?? json === JSON.stringify(oldCanon)) return objectResponse(ctx, 200, recordObject(rec))
     if (dry) return objectResponse(ctx, 200, withRv(json, curRv))
     const attrs = JSON.stringify(attrsOf(def, o))
     const r = readyToRemove(o, now)
@@ -160,7 +167,7 @@ export async function update(ctx: RequestContext, def: ResolvedDefinition, targe
   if (o0.metadata.name !== name) throw badRequest(`the name of the object (${o0.metadata.name}) does not match the name on the URL (${name})`)
   requireResourceVersion(def, o0)
   const clientRv = o0.metadata.resourceVersion ? parseRv(String(o0.metadata.resourceVersion), 'metadata.resourceVersion') : 0
-  return guaranteedUpdate(ctx, def, target, name, clientRv, (_old, _rv) => ({ object: structuredClone(o0), tracked: false }))
+  return guaranteedUpdate(ctx, def, target, name, clientRv, (_old, _rv) => ({ object: cloneJson(o0), tracked: false }), { readsOld: false })
 }
 
 // ---- delete ----

@@ -84,7 +84,8 @@ function readBody(res: HttpResponse, ctx: RequestContext): void {
         fail(res, ctx, entityTooLarge())
         return
       }
-      chunks.push(Buffer.from(ab.slice(0)))
+      // A copy (ab is uWS's, valid during this call only); small bodies land in Buffer's pool, not a new ArrayBuffer.
+      chunks.push(Buffer.from(new Uint8Array(ab)))
       if (isLast) {
         ctx.body = chunks.length === 1 ? chunks[0] : Buffer.concat(chunks)
         run(res, ctx)

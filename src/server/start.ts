@@ -15,6 +15,7 @@ import { loadServiceAccountKeys, type ServiceAccountKeys } from '../auth/service
 import type { UserInfo } from '../pipeline/context.js'
 import type { FrontendData, ServiceAccountData } from './setup.js'
 import { SEAT_SLOTS } from '../../actors/flow-control/messages.js'
+import { counterSlots } from '../../actors/shard/messages.js'
 import { authzVersionSlots, rbacVersionSlot, graphVersionSlot, RBAC_TYPES, GRAPH_TYPES, typePrefixOf } from '../../actors/authz/messages.js'
 import { heartbeatSlots, STATE_SLOTS, STATE_SHUTTING_DOWN, STATE_BOOTSTRAPPED, STATE_RBAC_BOOTSTRAPPED } from './health.js'
 import { InternalClient } from './internal-client.js'
@@ -140,7 +141,7 @@ export async function start(options: Options, log: Logger): Promise<Server> {
     }
   }
 
-  const counters = new SharedArrayBuffer(8 * (1 + opts.shards))
+  const counters = new SharedArrayBuffer(8 * counterSlots(opts.shards))
   const seats = new SharedArrayBuffer(4 * SEAT_SLOTS)
   const rejected = new SharedArrayBuffer(4)
   const state = new SharedArrayBuffer(4 * STATE_SLOTS)
@@ -165,7 +166,7 @@ export async function start(options: Options, log: Logger): Promise<Server> {
     .filter((d) => d.indexedFields && shardOf(d.group, d.resource, opts.shards) === i)
     .map((d) => [typePrefixOf(d.group, d.resource), d.indexedFields!]))
   await Promise.all(shardPools.map((p, i) => p.run({
-    op: 'init', shard: i, dataDir, counters, heartbeats, heartbeatSlot: slots.shard(i), watchHistoryMs: opts.watchHistory, watchHistoryCount: 100_000, logLevel: opts.logLevel,
+    op: 'init', shard: i, shards: opts.shards, dataDir, counters, heartbeats, heartbeatSlot: slots.shard(i), watchHistoryMs: opts.watchHistory, watchHistoryCount: 100_000, logLevel: opts.logLevel,
     authz: { versions: authzVersions, rbacSlot: rbacVersionSlot(i), graphSlot: graphVersionSlot(opts.shards, i), rbacPrefixes, graphPrefixes },
     indexes: indexesOf(i),
   })))

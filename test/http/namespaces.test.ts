@@ -75,6 +75,19 @@ t.test('creating in a missing namespace is 404 namespaces "x" not found', async 
   t.equal(r.json?.message, 'namespaces "no-such-ns" not found')
 })
 
+t.test('a namespace state remembered by a create follows every namespace write at once', async (t) => {
+  const ns = 'ns-remembered'
+  const cm = (name: string, finalizers?: string[]) => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, finalizers } })
+  for (let i = 0; i < 3; i++) t.equal((await s.request('POST', core(ns, 'configmaps'), cm(`early-${i}`))).status, 404, 'missing, asked again')
+  must(await s.request('POST', nsPath(), { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } }), 'namespace')
+  must(await s.request('POST', core(ns, 'configmaps'), cm('first', ['example.com/hold'])), 'create right after the namespace')
+  for (let i = 0; i < 3; i++) must(await s.request('POST', core(ns, 'configmaps'), cm(`more-${i}`)), `create ${i}`)
+  t.equal((await s.request('DELETE', nsPath(ns))).status, 200)
+  const c = await s.request('POST', core(ns, 'configmaps'), cm('late'))
+  t.equal(c.status, 403, 'refused right after the delete was acknowledged')
+  must(await s.request('PATCH', core(ns, 'configmaps', 'first'), { metadata: { finalizers: null } }, { 'content-type': 'application/merge-patch+json' }), 'release', 200)
+})
+
 t.test('deleting a namespace: Terminating, 403 on new content, contents removed, then the namespace', async (t) => {
   const ns = 'ns-life'
   t.equal((await s.request('GET', nsPath(ns))).status, 404, 'not there yet')

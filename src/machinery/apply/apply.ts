@@ -81,6 +81,8 @@ function walkKind(n: TypeNode, l: unknown, r: unknown): 'leaf' | 'map' | 'list' 
   return k
 }
 
+const hasOwn = (o: Obj, k: string): boolean => Object.prototype.hasOwnProperty.call(o, k)
+
 function zeroOf(n: TypeNode): unknown { return n.kind === 'struct' ? {} : null }
 
 function listElements(n: TypeNode, list: unknown[], path: Path): PathElement[] {
@@ -93,6 +95,14 @@ function listElements(n: TypeNode, list: unknown[], path: Path): PathElement[] {
 export function compareObjects(lhs: unknown, rhs: unknown, node: TypeNode): Comparison {
   const c: Comparison = { added: new FieldSet(), modified: new FieldSet(), removed: new FieldSet() }
   const path: PathElement[] = []
+  const visit = (key: string, lm: Obj | undefined, rm: Obj | undefined, n: TypeNode): void => {
+    const child = n.child(key)
+    const lv = lm && hasOwn(lm, key) ? lm[key] : lm && n.alwaysPresent(key) ? zeroOf(child) : undefined
+    const rv = rm && hasOwn(rm, key) ? rm[key] : rm && n.alwaysPresent(key) ? zeroOf(child) : undefined
+    path.push(fieldElement(key))
+    walk(lv, rv, child)
+    path.pop()
+  }
   const walk = (l: unknown, r: unknown, n: TypeNode): void => {
     const k = walkKind(n, l, r)
     if (k === 'leaf') {
@@ -104,15 +114,9 @@ export function compareObjects(lhs: unknown, rhs: unknown, node: TypeNode): Comp
     if (k === 'map') {
       const lm = isObject(l) ? l : undefined
       const rm = isObject(r) ? r : undefined
-      const keys = new Set([...Object.keys(lm ?? {}), ...Object.keys(rm ?? {})])
-      for (const key of keys) {
-        const child = n.child(key)
-        const lv = lm && Object.prototype.hasOwnProperty.call(lm, key) ? lm[key] : lm && n.alwaysPresent(key) ? zeroOf(child) : undefined
-        const rv = rm && Object.prototype.hasOwnProperty.call(rm, key) ? rm[key] : rm && n.alwaysPresent(key) ? zeroOf(child) : undefined
-        path.push(fieldElement(key))
-        walk(lv, rv, child)
-        path.pop()
-      }
+      // The keys of both sides, left first, each once (the order of a Set of both key lists, without building it).
+      if (lm) for (const key of Object.keys(lm)) visit(key, lm, rm, n)
+      if (rm) for (const key of Object.keys(rm)) if (!(lm && hasOwn(lm, key))) visit(key, lm, rm, n)
     } else {
       const ll = Array.isArray(l) ? l : []
       const rl = Array.isArray(r) ? r : []
@@ -359,6 +363,7 @@ function timeSeconds(t: string | undefined): number {
 
 /** Keeps at most `max` Update entries by merging the oldest into `ancient-changes` (one per apiVersion). */
 export function capUpdateManagers(managed: Managed, max = DEFAULT_MAX_UPDATE_MANAGERS): void {
+  if (managed.fields.size <= max) return
   const updaters = [...managed.fields.entries()].filter(([, vs]) => !vs.applied).map(([k]) => k)
   if (updaters.length <= max) return
   updaters.sort((a, b) => {
@@ -713,5 +718,19 @@ export function managerFromUserAgent(ua: string): string {
 
 /** `fieldManager` when given, else the User-Agent derivation (upstream managerOrUserAgent). */
 export function managerOrUserAgent(fieldManager: string | undefined, ua: string | undefined): string {
-  return fieldManager ? fieldManager : managerFromUserAgent(ua ?? '')
+  if (fieldManager) return fieldManager
+  const agent = ua ?? ''
+  let m = managersByAgent.get(agent)
+  if (m === undefined) {
+    m = managerFromUserAgent(agent)
+    if (agent.length <= 512) {
+      if (managersByAgent.size >= MANAGERS_BY_AGENT_LIMIT) managersByAgent.clear()
+      managersByAgent.set(agent, m)
+    }
+  }
+  return m
 }
+
+/** User-Agents seen and the managers derived from them (clients send the same few agents over and over). */
+const managersByAgent = new Map<string, string>()
+const MANAGERS_BY_AGENT_LIMIT = 1024

@@ -123,8 +123,24 @@ export function compareValues(a: unknown, b: unknown): number {
 
 // ---- path elements ----
 
+/**
+ * Field elements by name: elements are never modified, so every write's walks share one per field name. Only short
+ * names are kept (a client's long keys must not stay in memory), at most FIELD_ELEMENTS_LIMIT of them.
+ */
+const fieldElements = new Map<string, PathElement>()
+const FIELD_ELEMENTS_LIMIT = 8192
+const CACHED_NAME_LENGTH = 256
+
 export function fieldElement(name: string): PathElement {
-  return { kind: 'f', key: `f:${name}`, name }
+  let pe = fieldElements.get(name)
+  if (pe === undefined) {
+    pe = { kind: 'f', key: `f:${name}`, name }
+    if (name.length <= CACHED_NAME_LENGTH) {
+      if (fieldElements.size >= FIELD_ELEMENTS_LIMIT) fieldElements.clear()
+      fieldElements.set(name, pe)
+    }
+  }
+  return pe
 }
 
 export function keyElement(fields: Array<readonly [string, unknown]>): PathElement {
@@ -163,6 +179,21 @@ export function compareElements(a: PathElement, b: PathElement): number {
 
 /** Parses a FieldsV1 key (`f:…`, `k:{…}`, `v:…`, `i:N`); undefined for an unknown prefix (ignored, as upstream). */
 export function parseElement(s: string): PathElement | undefined {
+  let pe = parsedElements.get(s)
+  if (pe === undefined) {
+    pe = parseElementText(s) ?? null
+    if (s.length <= CACHED_NAME_LENGTH) {
+      if (parsedElements.size >= FIELD_ELEMENTS_LIMIT) parsedElements.clear()
+      parsedElements.set(s, pe)
+    }
+  }
+  return pe ?? undefined
+}
+
+/** FieldsV1 keys already parsed (null: an unknown prefix): every write decodes the stored managedFields again. */
+const parsedElements = new Map<string, PathElement | null>()
+
+function parseElementText(s: string): PathElement | undefined {
   if (s.length < 2) throw new Error('key must be 2 characters long:')
   if (s[1] !== ':') throw new Error(`missing colon: ${s}`)
   const body = s.slice(2)

@@ -52,6 +52,26 @@ export function cloneManaged(m: Managed): Managed {
  * and subresource. Re-applying with another apiVersion updates the same Apply entry.
  */
 export function managerIdentifier(info: ManagerInfo): string {
+  const k = `${info.manager}\u0000${info.operation}\u0000${info.apiVersion}\u0000${info.subresource ?? ''}`
+  let id = identifiers.get(k)
+  if (id === undefined) {
+    id = buildIdentifier(info)
+    if (k.length <= CACHED_IDENTIFIER_LENGTH) {
+      if (identifiers.size >= IDENTIFIERS_LIMIT) identifiers.clear()
+      identifiers.set(k, id)
+    }
+  }
+  return id
+}
+
+/** Identifiers and their parts, both ways: a cluster has few managers, and every write names one or more. */
+const identifiers = new Map<string, string>()
+const parsedIdentifiers = new Map<string, Readonly<ManagerInfo>>()
+const IDENTIFIERS_LIMIT = 4096
+/** Longer ones (managers named in bodies have no length limit) are not kept. */
+const CACHED_IDENTIFIER_LENGTH = 512
+
+function buildIdentifier(info: ManagerInfo): string {
   const parts: string[] = []
   if (info.manager !== '') parts.push(`"manager":${goJSONString(info.manager)}`)
   parts.push(`"operation":${goJSONString(info.operation)}`)
@@ -61,7 +81,19 @@ export function managerIdentifier(info: ManagerInfo): string {
 }
 
 /** The parts of an identifier. */
-export function parseIdentifier(id: string): ManagerInfo {
+export function parseIdentifier(id: string): Readonly<ManagerInfo> {
+  let info = parsedIdentifiers.get(id)
+  if (info === undefined) {
+    info = Object.freeze(parseIdentifierText(id))
+    if (id.length <= CACHED_IDENTIFIER_LENGTH) {
+      if (parsedIdentifiers.size >= IDENTIFIERS_LIMIT) parsedIdentifiers.clear()
+      parsedIdentifiers.set(id, info)
+    }
+  }
+  return info
+}
+
+function parseIdentifierText(id: string): ManagerInfo {
   const o = JSON.parse(id) as Record<string, string>
   const info: ManagerInfo = { manager: o.manager ?? '', operation: o.operation === 'Apply' ? 'Apply' : 'Update', apiVersion: o.apiVersion ?? '' }
   if (o.subresource) info.subresource = o.subresource
