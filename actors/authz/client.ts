@@ -25,7 +25,8 @@ export class AuthzClient extends PortClient<AuthzRequest, AuthzReply> {
 
   /** `versions`: the shared authz version counters (see messages.ts); without them nothing is cached. */
   constructor(port: MessagePort, versions?: SharedArrayBuffer, shards = 0) {
-    super(port)
+    // Requests of one event-loop turn travel in one message (kubelets' node-authorized requests are never cached).
+    super(port, 'immediate')
     this.#versions = versions ? new BigInt64Array(versions) : null
     this.#shards = shards
   }

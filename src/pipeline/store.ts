@@ -148,9 +148,8 @@ export class Store {
   /** A record from a snapshot taken now (the read transaction is renewed whatever the watermark says). */
   getNewest(shard: number, key: string): Buffer | undefined {
     const env = this.#envs[shard]
-    env.freshAt = Atomics.load(this.#counters, watermarkSlot(shard))
-    env.root.resetReadTxn()
-    return env.objects.getBinary(key)
+    this.#release(env)
+    return env.objects.getBinary(key, this.#fresh(shard, env))
   }
 
   /** A record from the current snapshot of this turn. */
