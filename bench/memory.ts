@@ -9,6 +9,7 @@ import { CONFIGMAPS, configMapBody, firstString, seqName } from './lib/objects.j
 import { readdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { open } from 'lmdb'
+import { objectsDbOptions } from '../src/machinery/storage-format.js'
 import { memory as procMemory } from './lib/proc.js'
 import { ratio, type Ratio, type Row } from './lib/report.js'
 
@@ -139,7 +140,7 @@ function lmdbStats(dataDir: string): Record<string, number> {
   for (const d of readdirSync(dataDir).filter((n) => n.startsWith('shard-'))) {
     const root = open({ path: join(dataDir, d), readOnly: true, maxDbs: 4 })
     try {
-      const s = root.openDB('objects', { encoding: 'binary' }).getStats() as Record<string, number>
+      const s = root.openDB('objects', objectsDbOptions()).getStats() as Record<string, number>
       out.pageSize = s.pageSize
       out.entries += s.entryCount
       out.leafPages += s.treeLeafPageCount

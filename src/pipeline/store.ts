@@ -4,7 +4,7 @@ import type { MessagePort } from 'node:worker_threads'
 import { ShardClient } from '../../actors/shard/client.js'
 import { COUNTER_SLOT, watermarkSlot, type ShardReply } from '../../actors/shard/messages.js'
 import { shardOf } from '../machinery/sharding.js'
-import { indexRange, prefixEnd } from '../machinery/storage-format.js'
+import { indexRange, objectsDbOptions, prefixEnd } from '../machinery/storage-format.js'
 
 interface ShardEnv {
   root: RootDatabase; objects: Database<Buffer, string>; meta: Database<number, string>; index: Database<Buffer, string>
@@ -26,7 +26,7 @@ export class Store {
       const root = open({ path: `${dataDir}/shard-${i}`, mapSize: 64 * 1024 ** 3, maxDbs: 4 })
       this.#envs.push({
         root,
-        objects: root.openDB<Buffer, string>('objects', { encoding: 'binary' }),
+        objects: root.openDB<Buffer, string>('objects', objectsDbOptions()),
         meta: root.openDB<number, string>('meta', { encoding: 'msgpack' }),
         index: root.openDB<Buffer, string>('index', { encoding: 'binary' }),
         freshAt: -1n,
