@@ -6,6 +6,10 @@ import { type Ctx, type Scenario, type ScenarioResult, closeAll, seed } from './
 import { diskBytes } from './lib/disk.js'
 import type { HttpConnection } from './lib/http.js'
 import { CONFIGMAPS, configMapBody, firstString, seqName } from './lib/objects.js'
+import { readdirSync, readFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { open } from 'lmdb'
+import { objectsDbOptions } from '../src/machinery/storage-format.js'
 import { memory as procMemory } from './lib/proc.js'
 import { ratio, type Ratio, type Row } from './lib/report.js'
 
@@ -68,7 +72,7 @@ export const memory: Scenario = {
     } finally {
       await again.stop()
     }
-    rows.push(memRow('disk per object (data dir, allocated blocks)', Math.round(disk / (N + WARM)), { dataDirMB: mb(disk) }))
+    rows.push(memRow('disk per object (data dir, allocated blocks)', Math.round(disk / (N + WARM)), { dataDirMB: mb(disk), ...lmdbStats(dataDir) }))
     return { rows, ratios }
   },
 }
@@ -79,7 +83,30 @@ function memRow(name: string, value: number, details: Record<string, unknown>, e
   return { target: 'orch', name, unit: 'B/object', ops: 1, seconds: 0, rate: value, errors, details }
 }
 
-interface Rss { rss: number; anon: number; file: number }
+interface Rss { rss: number; anon: number; file: number; /** RSS by mapping kind (smaps) */ maps?: Record<string, number> }
+
+/**
+ * RSS of a process by kind of mapping, from /proc/<pid>/smaps: `lmdb` (the data.mdb maps), `anon` (anonymous maps
+ * and [heap]: the V8 heaps of every thread, array buffers, malloc), `code` (other files: node, shared libraries),
+ * `stack`.
+ */
+function smapsBreakdown(pid: number): Record<string, number> {
+  const out: Record<string, number> = { lmdb: 0, anon: 0, code: 0, stack: 0 }
+  let kind = 'anon'
+  let text: string
+  try { text = readFileSync(`/proc/${pid}/smaps`, 'latin1') } catch { return out }
+  for (const line of text.split('\n')) {
+    const head = /^[0-9a-f]+-[0-9a-f]+ \S+ \S+ \S+ \d+\s*(.*)$/.exec(line)
+    if (head) {
+      const name = head[1]
+      kind = name === '' || name === '[heap]' ? 'anon' : name.startsWith('[stack') ? 'stack' : name.endsWith('.mdb') ? 'lmdb' : name.startsWith('[') ? 'anon' : 'code'
+      continue
+    }
+    const rss = /^Rss:\s+(\d+) kB/.exec(line)
+    if (rss) out[kind] += Number(rss[1]) * 1024
+  }
+  return out
+}
 
 /** RSS once it stops moving: the median of five readings `stepMs` apart (by total), after a pause of five steps. */
 async function settledRss(pid: number, stepMs: number): Promise<Rss> {
@@ -90,17 +117,41 @@ async function settledRss(pid: number, stepMs: number): Promise<Rss> {
     xs.push({ rss: m?.rss ?? 0, anon: m?.anon ?? 0, file: m?.file ?? 0 })
     await new Promise((r) => setTimeout(r, stepMs))
   }
-  return xs.sort((a, b) => a.rss - b.rss)[2]
+  const mid = xs.sort((a, b) => a.rss - b.rss)[2]
+  mid.maps = smapsBreakdown(pid)
+  return mid
 }
 
 /** Growth over the baseline per object, in total and split into anonymous and file-backed pages. */
-function perObject(now: Rss, base: Rss, n: number): { total: number; anonPerObject: number; filePerObject: number; rssMB: number; anonMB: number; fileMB: number } {
+function perObject(now: Rss, base: Rss, n: number): { total: number; anonPerObject: number; filePerObject: number; rssMB: number; anonMB: number; fileMB: number; mapsPerObject: Record<string, number> } {
+  const mapsPerObject: Record<string, number> = {}
+  for (const k of Object.keys(now.maps ?? {})) mapsPerObject[k] = Math.round(((now.maps?.[k] ?? 0) - (base.maps?.[k] ?? 0)) / n)
   return {
     total: Math.round((now.rss - base.rss) / n),
     anonPerObject: Math.round((now.anon - base.anon) / n),
     filePerObject: Math.round((now.file - base.file) / n),
-    rssMB: mb(now.rss), anonMB: mb(now.anon), fileMB: mb(now.file),
+    rssMB: mb(now.rss), anonMB: mb(now.anon), fileMB: mb(now.file), mapsPerObject,
   }
+}
+
+/** Page counts of the objects databases of every shard (the server is stopped), summed. */
+function lmdbStats(dataDir: string): Record<string, number> {
+  const out: Record<string, number> = { pageSize: 0, entries: 0, leafPages: 0, branchPages: 0, overflowPages: 0, lastPage: 0 }
+  for (const d of readdirSync(dataDir).filter((n) => n.startsWith('shard-'))) {
+    const root = open({ path: join(dataDir, d), readOnly: true, maxDbs: 4 })
+    try {
+      const s = root.openDB('objects', objectsDbOptions()).getStats() as Record<string, number>
+      out.pageSize = s.pageSize
+      out.entries += s.entryCount
+      out.leafPages += s.treeLeafPageCount
+      out.branchPages += s.treeBranchPageCount
+      out.overflowPages += s.overflowPages
+      out.lastPage += (root.getStats() as Record<string, number>).lastPageNumber ?? 0
+    } finally {
+      void root.close()
+    }
+  }
+  return out
 }
 
 /** Lists every ConfigMap in pages of 500; returns how many it saw. */

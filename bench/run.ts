@@ -3,6 +3,7 @@
 import { killAll } from './lib/children.js'
 import { Ctx, type Scenario } from './lib/context.js'
 import { BenchOptionsError, COMMON, OPTIONS, help, resolve } from './lib/options.js'
+import { setPayload } from './lib/objects.js'
 import { Progress } from './lib/progress.js'
 import { fileURLToPath } from 'node:url'
 import { machine, serverBuild, text, writeHtml, writeJson, type Report, type Setting } from './lib/report.js'
@@ -56,6 +57,12 @@ async function main(argv: string[]): Promise<number> {
     throw err
   }
   const { values, isDefault } = resolved
+  try {
+    setPayload(String(values.payload))
+  } catch (err) {
+    process.stderr.write(`bench ${scenario.name}: ${(err as Error).message}\n`)
+    return 2
+  }
   if (values.url && scenario.needsOwnServer) {
     process.stderr.write(`bench ${scenario.name}: restarts the server, so it cannot run against --url\n`)
     return 2

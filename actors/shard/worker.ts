@@ -2,7 +2,7 @@
 import { open, type RootDatabase, type Database } from 'lmdb'
 import type { MessagePort } from 'node:worker_threads'
 import { pino, type Logger } from 'pino'
-import { encodeRecord, indexKey, prefixEnd, recordAttrs, recordWithoutObject, RV_MARKER, type Attrs } from '../../src/machinery/storage-format.js'
+import { encodeRecord, indexKey, objectsDbOptions, prefixEnd, recordAttrs, recordWithoutObject, RV_MARKER, type Attrs } from '../../src/machinery/storage-format.js'
 import { PortPeer } from '../../src/machinery/port-rpc.js'
 import {
   COUNTER_SLOT, watermarkSlot, namespaceWritesSlot, NAMESPACES_PREFIX,
@@ -10,7 +10,7 @@ import {
 } from './messages.js'
 
 export interface ShardInit {
-  op: 'init'; shard: number; /** how many shards there are (places the namespace-writes count) */ shards?: number; dataDir: string; counters: SharedArrayBuffer; heartbeats: SharedArrayBuffer; heartbeatSlot: number; watchHistoryMs: number; watchHistoryCount: number; logLevel: string
+  op: 'init'; shard: number; /** how many shards there are (places the namespace-writes count) */ shards?: number; dataDir: string; counters: SharedArrayBuffer; heartbeats: SharedArrayBuffer; heartbeatSlot: number; watchHistoryMs: number; watchHistoryCount: number; /** --storage-compression */ compress?: boolean; logLevel: string
   /**
    * The authz version counters (BigInt64Array): before a write of a type under `rbacPrefixes` (or `graphPrefixes`) is
    * acknowledged, its resourceVersion is stored at `rbacSlot` (`graphSlot`), so front-ends know which state a decision
@@ -341,7 +341,7 @@ function init(task: ShardInit): { rv: number } {
   historyCount = task.watchHistoryCount
   log = pino({ level: task.logLevel }).child({ actor: 'shard', shard })
   root = open({ path: `${task.dataDir}/shard-${shard}`, mapSize: 64 * 1024 ** 3, maxDbs: 4 })
-  objects = root.openDB<Buffer, string>('objects', { encoding: 'binary' })
+  objects = root.openDB<Buffer, string>('objects', objectsDbOptions(task.compress === true))
   meta = root.openDB<number, string>('meta', { encoding: 'msgpack' })
   index = root.openDB<Buffer, string>('index', { encoding: 'binary' })
   buildIndexes(task.indexes ?? {})

@@ -1,5 +1,62 @@
 // Request bodies of a given size: ConfigMaps (and the bytes the server stores for them), Pods, Nodes, Leases.
 
+/**
+ * What pads an object to its size (--payload): `text` (the default) is a config file as ConfigMaps hold them, lines of
+ * keys, words, numbers, addresses and ids drawn from a fixed seed (lz4 halves it, as it does real ones); `random` is
+ * base64 of pseudo-random bytes (incompressible: the worst case for a compressing store); `x` repeats one letter (the
+ * payload of the first sessions, which compresses absurdly well and flatters any compression).
+ */
+export type Payload = 'text' | 'random' | 'x'
+export const PAYLOADS: Payload[] = ['text', 'random', 'x']
+let payload: Payload = 'text'
+export function setPayload(p: string): void {
+  if (!(PAYLOADS as string[]).includes(p)) throw new Error(`--payload: one of ${PAYLOADS.join(', ')}`)
+  payload = p as Payload
+}
+
+/** xorshift32 from a fixed seed: the same payload in every run. */
+function rng(seed: number): () => number {
+  let x = seed >>> 0 || 1
+  return () => {
+    x ^= x << 13; x >>>= 0
+    x ^= x >>> 17
+    x ^= x << 5; x >>>= 0
+    return x
+  }
+}
+
+const WORDS = ('server worker upstream backend timeout retries cache ttl log level rotate keep hourly daily max min pool size ' +
+  'connections queue buffer flush interval listen port host path api auth token issuer audience region zone replica ' +
+  'shard index enabled disabled true false primary secondary metrics tracing sample rate endpoint health check grace ' +
+  'drain limit burst window feature flag alpha beta stable payment orders users catalog search gateway').split(' ')
+
+/** A pad whose JSON string form (without the quotes) is exactly `len` characters. */
+export function padding(len: number, kind: Payload = payload): string {
+  if (kind === 'x') return 'x'.repeat(len)
+  const next = rng(0x9e3779b9)
+  if (kind === 'random') {
+    const bytes = Buffer.alloc(Math.ceil((len * 3) / 4) + 3)
+    for (let i = 0; i < bytes.length; i++) bytes[i] = next() & 0xff
+    return bytes.toString('base64').slice(0, len)
+  }
+  const pick = () => WORDS[next() % WORDS.length]
+  const num = () => String(next() % 100000)
+  const lines: Array<() => string> = [
+    () => `${pick()}.${pick()}_${next() % 16} = ${num()}`,
+    () => `${pick()}.${pick()} = ${pick()}-${pick()} ${(next() >>> 0).toString(16)}`,
+    () => `# ${pick()} ${pick()} ${pick()}; ${pick()} ${num()}`,
+    () => `${pick()}.${pick()}.url = https://${pick()}-${next() % 10}.${pick()}.svc:${1024 + (next() % 60000)}/${pick()}/v${next() % 4}`,
+    () => `${pick()}.id = ${(next() >>> 0).toString(16)}${(next() >>> 0).toString(16)}-${(next() >>> 0).toString(36)}`,
+    () => `${pick()}.${pick()} = ${next() % 2 ? 'true' : 'false'}`,
+  ]
+  let out = ''
+  // '\n' takes two characters in JSON
+  while (out.length + 200 < len) out += lines[next() % lines.length]() + '\n'
+  let escaped = JSON.stringify(out).length - 2
+  while (escaped < len) { const w = pick() + ' '; out += w.slice(0, len - escaped); escaped = JSON.stringify(out).length - 2 }
+  return out
+}
+
 /** Builds `{prefix}{name}{suffix}` bodies whose length is `size` bytes for names of `nameLen` characters. */
 export class SizedBody {
   private readonly prefix: string
@@ -9,7 +66,7 @@ export class SizedBody {
     const marker = '@@NAME@@'
     const probe = JSON.stringify(make(marker, ''))
     const padLen = Math.max(0, size - (probe.length - marker.length + nameLen))
-    const full = JSON.stringify(make(marker, 'x'.repeat(padLen)))
+    const full = JSON.stringify(make(marker, padding(padLen)))
     const at = full.indexOf(marker)
     this.prefix = full.slice(0, at)
     this.suffix = full.slice(at + marker.length)

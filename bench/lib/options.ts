@@ -16,6 +16,7 @@ export const OPTIONS: Record<string, OptionSpec> = {
   count: { type: 'int', default: 0, help: 'measure this many operations instead of a duration (0 = use --duration)' },
   connections: { type: 'int', default: 64, smoke: 4, help: 'concurrent HTTP/1.1 keep-alive connections, one request in flight each (and the etcd peer\'s concurrency)' },
   'object-size': { type: 'int', default: 1024, help: 'bytes of each ConfigMap (or Pod) as sent' },
+  payload: { type: 'string', default: 'text', help: 'what pads objects to --object-size: text (a config file, compresses about 2x), random (base64 of random bytes, incompressible), x (one repeated letter)' },
   objects: { type: 'int', default: 1000, smoke: 200, help: 'objects stored before measuring' },
   'page-size': { type: 'int', default: 500, smoke: 50, help: 'list page size (limit)' },
   'full-lists': { type: 'int', default: 3, smoke: 1, help: 'full (unpaged) lists to time after the paged ones (encode: per media type)' },
@@ -47,7 +48,7 @@ export const OPTIONS: Record<string, OptionSpec> = {
 }
 
 /** Options every scenario takes. */
-export const COMMON = ['duration', 'warmup', 'count', 'port', 'url', 'frontends', 'shards', 'log-level', 'server-arg', 'client', 'json', 'html', 'smoke', 'keep', 'progress']
+export const COMMON = ['payload', 'duration', 'warmup', 'count', 'port', 'url', 'frontends', 'shards', 'log-level', 'server-arg', 'client', 'json', 'html', 'smoke', 'keep', 'progress']
 
 export class BenchOptionsError extends Error {}
 

@@ -4,7 +4,7 @@ import type { MessagePort } from 'node:worker_threads'
 import { ShardClient } from '../../actors/shard/client.js'
 import { COUNTER_SLOT, watermarkSlot, namespaceWritesSlot, type ShardReply } from '../../actors/shard/messages.js'
 import { shardOf } from '../machinery/sharding.js'
-import { indexRange, prefixEnd } from '../machinery/storage-format.js'
+import { indexRange, objectsDbOptions, prefixEnd } from '../machinery/storage-format.js'
 
 interface ShardEnv {
   root: RootDatabase; objects: Database<Buffer, string> & ReadsIn; meta: Database<number, string>; index: Database<Buffer, string>
@@ -73,10 +73,10 @@ export class Store {
       const root = open({ path: `${dataDir}/shard-${i}`, mapSize: 64 * 1024 ** 3, maxDbs: 4 })
       this.#envs.push({
         root,
-        objects: root.openDB<Buffer, string>('objects', { encoding: 'binary' }) as Database<Buffer, string> & ReadsIn,
+        objects: root.openDB<Buffer, string>('objects', objectsDbOptions()) as Database<Buffer, string> & ReadsIn,
         meta: root.openDB<number, string>('meta', { encoding: 'msgpack' }),
         index: root.openDB<Buffer, string>('index', { encoding: 'binary' }),
-        raw: root.openDB<number, string>('objects', { encoder: RAW } as never),
+        raw: root.openDB<number, string>('objects', { encoder: RAW, compression: objectsDbOptions().compression } as never),
         held: undefined,
         heldAt: -1n,
         heldOpts: undefined,

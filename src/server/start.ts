@@ -166,7 +166,7 @@ export async function start(options: Options, log: Logger): Promise<Server> {
     .filter((d) => d.indexedFields && shardOf(d.group, d.resource, opts.shards) === i)
     .map((d) => [typePrefixOf(d.group, d.resource), d.indexedFields!]))
   await Promise.all(shardPools.map((p, i) => p.run({
-    op: 'init', shard: i, shards: opts.shards, dataDir, counters, heartbeats, heartbeatSlot: slots.shard(i), watchHistoryMs: opts.watchHistory, watchHistoryCount: 100_000, logLevel: opts.logLevel,
+    op: 'init', shard: i, shards: opts.shards, dataDir, counters, heartbeats, heartbeatSlot: slots.shard(i), watchHistoryMs: opts.watchHistory, watchHistoryCount: 100_000, compress: opts.storageCompression, logLevel: opts.logLevel,
     authz: { versions: authzVersions, rbacSlot: rbacVersionSlot(i), graphSlot: graphVersionSlot(opts.shards, i), rbacPrefixes, graphPrefixes },
     indexes: indexesOf(i),
   })))
