@@ -8,7 +8,9 @@ import { type Ctx, type Scenario, type ScenarioResult, closeAll } from './lib/co
 import { summarize, distribution } from './lib/hist.js'
 import { paced } from './lib/load.js'
 import { CONFIGMAPS, PODS, configMapBody, firstString, podBody, seqName, type SizedBody } from './lib/objects.js'
-import { SelfAndMachine } from './lib/proc.js'
+import { readdirSync, readFileSync } from 'node:fs'
+import { loadavg } from 'node:os'
+import { ProcSampler, SelfAndMachine } from './lib/proc.js'
 import type { Row } from './lib/report.js'
 import type { Server } from './lib/server.js'
 import { DeliveryTracker, Watcher } from './lib/watch.js'
@@ -37,6 +39,24 @@ export const watchFanout: Scenario = {
     }
     return { rows, ratios: [] }
   },
+}
+
+/** CPU seconds of each thread of a process (from /proc/<pid>/task). */
+function threadCpu(pid: number): Map<string, number> {
+  const out = new Map<string, number>()
+  try {
+    for (const tid of readdirSync(`/proc/${pid}/task`)) {
+      const st = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'latin1')
+      const f = st.slice(st.lastIndexOf(')') + 2).split(' ')
+      out.set(tid, (Number(f[11]) + Number(f[12])) / 100)
+    }
+  } catch { /* gone */ }
+  return out
+}
+
+function busiest(a: Map<string, number>, b: Map<string, number>): Record<string, number> {
+  const d = [...b].map(([tid, c]) => [tid, Math.round((c - (a.get(tid) ?? 0)) * 100) / 100] as const).filter(([, c]) => c >= 0.02)
+  return Object.fromEntries(d.sort((x, y) => y[1] - x[1]).slice(0, 16))
 }
 
 async function runVariant(ctx: Ctx, srv: Server, variant: 'none' | 'node'): Promise<Row[]> {
@@ -99,9 +119,13 @@ async function runVariant(ctx: Ctx, srv: Server, variant: 'none' | 'node'): Prom
     if (unsynced > 0) ctx.notes.push(`watch-fanout ${variant}: ${unsynced} of ${W} watchers never saw their marker event within ${SYNC_MS / 1000} s`)
     if (ctx.warmupMs > 0) await new Promise((r) => setTimeout(r, ctx.warmupMs))
 
-    srv.sampler?.start()
+    // with --url the server's CPU is sampled when BENCH_SERVER_PID names its process (a server started by hand)
+    const sampler = srv.sampler ?? (process.env.BENCH_SERVER_PID ? new ProcSampler(Number(process.env.BENCH_SERVER_PID)) : undefined)
+    sampler?.start()
+    const threads0 = sampler ? threadCpu(sampler.pid) : undefined
     const self = new SelfAndMachine()
     tracker.begin()
+    const counts0 = watchers.map((w) => [w.reads, w.lines])
     let expected = 0
     const writeResult = await paced({
       label: `watch-fanout ${variant}`, rate: ctx.num('writes-per-sec'), durationMs: ctx.durationMs,
@@ -120,9 +144,17 @@ async function runVariant(ctx: Ctx, srv: Server, variant: 'none' | 'node'): Prom
     const drainUntil = performance.now() + DRAIN_MS
     while (tracker.received < expected && performance.now() < drainUntil) await new Promise((r) => setTimeout(r, 20))
     const secs = writeResult.seconds
-    const server = srv.sampler?.stop()
+    const server = sampler?.stop()
+    const threads1 = sampler ? threadCpu(sampler.pid) : undefined
     const cpu = self.stop()
+    const loadgenCpuSeconds = (cpu.loadgenCpuPct / 100) * (performance.now() - tracker.startedAt) / 1000
     const stageTimings = ctx.list('log-level')[0] === 'info' ? await srv.accessTimings(writeResult.window) : undefined
+    // events per body piece received: how many frames the server coalesced into one write (node watchers, all-pods watchers)
+    const perRead = (from: number, to: number): number | undefined => {
+      let r = 0, l = 0
+      for (let j = from; j < to; j++) { r += watchers[j].reads - counts0[j][0]; l += watchers[j].lines - counts0[j][1] }
+      return r > 0 ? Math.round((l / r) * 100) / 100 : undefined
+    }
     const ended = watchers.filter((w) => w.ended).length
     const missed = Math.max(0, expected - tracker.received)
     const label = variant === 'none' ? `${W} watchers, all ConfigMaps`
@@ -141,6 +173,14 @@ async function runVariant(ctx: Ctx, srv: Server, variant: 'none' | 'node'): Prom
         details: {
           expected, received: tracker.received, missed, duplicates, watchErrors, streamsEnded: ended, deliveredBeforeAck: tracker.earlyCount,
           unknownEvents: tracker.unknown,
+          // CPU per delivered event (microseconds), the figure to compare on a shared machine
+          serverCpuUsPerEvent: server && tracker.received > 0 ? Math.round((server.cpuSeconds * 1e6) / tracker.received) : undefined,
+          loadgenCpuUsPerEvent: tracker.received > 0 ? Math.round((loadgenCpuSeconds * 1e6) / tracker.received) : undefined,
+          // the server's busiest threads over the window (thread id: CPU seconds): front-end, shard, main, GC helpers
+          eventsPerRead: perRead(0, nodeWatchers),
+          eventsPerReadAllWatchers: A > 0 ? perRead(nodeWatchers, W) : undefined,
+          serverThreadCpuSeconds: threads0 && threads1 ? busiest(threads0, threads1) : undefined,
+          loadAverage: loadavg().map((x) => Math.round(x * 100) / 100),
         },
       },
       e2eRow,

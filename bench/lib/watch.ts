@@ -9,6 +9,9 @@ export class Watcher {
   /** the stream ended (or failed) before close() was called */
   ended = false
   status = 0
+  /** body pieces (socket reads, roughly) and event lines received */
+  reads = 0
+  lines = 0
   private closing = false
 
   constructor(url: string, readonly path: string, private readonly onEvent: (type: string, line: string, t: number) => void) {
@@ -19,11 +22,12 @@ export class Watcher {
   start(): void {
     const lines = new LineSplitter((line) => {
       const t = performance.now()
+      this.lines++
       const at = line.indexOf('"type":"')
       const type = at >= 0 ? line.slice(at + 8, line.indexOf('"', at + 8)) : '?'
       this.onEvent(type, line, t)
     })
-    this.conn.send(buildRequest(this.target, 'GET', this.path), (piece) => lines.push(piece)).then(
+    this.conn.send(buildRequest(this.target, 'GET', this.path), (piece) => { this.reads++; lines.push(piece) }).then(
       (r) => { this.status = r.status; if (!this.closing) this.ended = true },
       () => { if (!this.closing) this.ended = true },
     )
@@ -50,6 +54,8 @@ export class DeliveryTracker {
   unknown = 0
   readonly timeline: number[] = []
   private t0 = performance.now()
+
+  get startedAt(): number { return this.t0 }
 
   begin(): void {
     this.t0 = performance.now()
