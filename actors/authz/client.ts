@@ -3,19 +3,17 @@ import type { MessagePort } from 'node:worker_threads'
 import { PortClient } from '../../src/machinery/port-rpc.js'
 import { nodeIdentity } from '../../src/machinery/node-refs.js'
 import { ApiError } from '../../src/machinery/errors.js'
+import { IdentityCache } from '../../src/machinery/identity-cache.js'
 import { rbacVersionSlot, graphVersionSlot, type AuthzRequest, type AuthzReply, type Attributes, type Decision, type RulesAnswer } from './messages.js'
 
 const CACHE_LIMIT = 65536
 
 export interface AuthzDecision { decision: Decision; reason: string }
 
-const MASTERS: AuthzDecision = Object.freeze({ decision: 'allow', reason: '' }) as AuthzDecision
-const ALLOW = MASTERS
+const ALLOW: AuthzDecision = Object.freeze({ decision: 'allow', reason: '' }) as AuthzDecision
 
 export class AuthzClient extends PortClient<AuthzRequest, AuthzReply> {
-  #byGroups = new WeakMap<readonly string[], Map<string, AuthzDecision>>()
-  #byText = new Map<string, Map<string, AuthzDecision>>()
-  #size = 0
+  #cache = new IdentityCache<AuthzDecision>(CACHE_LIMIT)
   /** The chain is AlwaysAllow alone (or starts with it): every request is allowed without asking. */
   #alwaysAllow = false
   /** The RBAC stamp the cached decisions were made at; the cache is dropped when it moves. */
@@ -53,32 +51,25 @@ export class AuthzClient extends PortClient<AuthzRequest, AuthzReply> {
   }
 
   /** Drop every cached decision. */
-  invalidate(): void { this.#clear() }
+  invalidate(): void { this.#cache.clear() }
 
   /** The authorization chain (--authorization-mode): one that starts with AlwaysAllow allows everything at once. */
   setModes(modes: readonly string[]): void { this.#alwaysAllow = modes[0] === 'AlwaysAllow' }
 
   /**
    * A cached decision is answered synchronously (no promise on the hot path); a miss asks the actor.
-   * The cache is filed by the groups array's identity (the authenticator hands out one user object per token, so one
-   * array per identity), then by the rest of the attributes as one string; other arrays (impersonation) by their text.
+   * The cache is filed by identity (machinery/identity-cache.ts), then by the rest of the attributes as one string.
    */
   authorize(a: Attributes): AuthzDecision | Promise<AuthzDecision> {
     if (this.#alwaysAllow) return ALLOW
-    if (a.groups.includes('system:masters')) return MASTERS
+    if (a.groups.includes('system:masters')) return ALLOW
     // A node's decisions follow the pod graph, which changes all the time: never cached, always current.
     if (nodeIdentity(a.user, a.groups).isNode) return this.#ask(a, this.versions(true))
     const stamp = this.#rbacStamp()
     if (stamp < 0) return this.#ask(a, [])
-    if (stamp !== this.#stamp) { this.#clear(); this.#stamp = stamp }
-    let byAttrs = this.#byGroups.get(a.groups)
+    if (stamp !== this.#stamp) { this.#cache.clear(); this.#stamp = stamp }
+    const byAttrs = this.#cache.entries(a.groups)
     const key = `${a.user}\u0000${a.verb}\u0000${a.apiGroup}\u0000${a.resource}\u0000${a.subresource}\u0000${a.namespace}\u0000${a.name}\u0000${a.isResourceRequest ? '' : a.path}`
-    if (byAttrs === undefined) {
-      const text = a.groups.join('\u0001')
-      byAttrs = this.#byText.get(text)
-      if (byAttrs === undefined) { byAttrs = new Map(); this.#byText.set(text, byAttrs) }
-      this.#byGroups.set(a.groups, byAttrs)
-    }
     const hit = byAttrs.get(key)
     if (hit !== undefined) return hit
     return this.#askAndKeep(a, stamp, byAttrs, key)
@@ -87,17 +78,8 @@ export class AuthzClient extends PortClient<AuthzRequest, AuthzReply> {
   async #askAndKeep(a: Attributes, stamp: number, byAttrs: Map<string, AuthzDecision>, key: string): Promise<AuthzDecision> {
     const d = await this.#ask(a, this.versions(false))
     // Kept only while no RBAC write was acknowledged since the question was asked.
-    if (this.#rbacStamp() === stamp && this.#stamp === stamp) {
-      if (this.#size >= CACHE_LIMIT) this.#clear()
-      else { byAttrs.set(key, d); this.#size++ }
-    }
+    if (this.#rbacStamp() === stamp && this.#stamp === stamp) this.#cache.set(byAttrs, key, d)
     return d
-  }
-
-  #clear(): void {
-    this.#byGroups = new WeakMap()
-    this.#byText.clear()
-    this.#size = 0
   }
 
   async #ask(a: Attributes, versions: number[]): Promise<AuthzDecision> {

@@ -1,6 +1,7 @@
 // The flow-control stage: API Priority and Fairness (classify against the actor's replica, take a free seat through the shared counters without a hop, else queue at the flow-control actor) or the max-in-flight limits; 429 plain text with Retry-After.
 import type { MessagePort } from 'node:worker_threads'
 import { tooManyRequestsPlain } from '../machinery/errors.js'
+import { IdentityCache } from '../machinery/identity-cache.js'
 import { typePrefix } from '../machinery/storage-format.js'
 import type { Obj } from '../registry/define.js'
 import { mandatoryFlowSchemas } from '../registry/resources/flowcontrol.apiserver.orch.io/bootstrap.js'
@@ -163,7 +164,6 @@ class InflightList {
   }
 }
 
-
 /** This thread's flow-controlled requests that hold seats or wait for them, with their FlowSchema. */
 const inflight = new InflightList()
 
@@ -259,8 +259,7 @@ function applyReplica(r: ConfigReplica): void {
   for (const old of schemas) if (old.counts.dispatched > 0 || old.counts.rejected > 0) counted.push(old.counts)
   schemas = next
   catchAll = next.find((s) => s.name === 'catch-all') ?? next[next.length - 1]
-  classified = new WeakMap()
-  classifiedSize = 0
+  classified.clear()
 }
 
 function reportCounts(): void {
@@ -280,14 +279,8 @@ function reportCounts(): void {
   client?.report(out, watches)
 }
 
-/**
- * Classification results of this replica, filed by the groups array's identity (one per authenticated identity:
- * the authenticator hands out one user object per token) and then by every request attribute a FlowSchema rule
- * can look at. Dropped with the replica.
- */
-let classified = new WeakMap<readonly string[], Map<string, SchemaRef>>()
-let classifiedSize = 0
-const CLASSIFIED_LIMIT = 65536
+/** Classification results of this replica by identity and every request attribute a FlowSchema rule can look at. */
+const classified = new IdentityCache<SchemaRef>(65536)
 
 function classify(ctx: RequestContext): SchemaRef {
   const user = ctx.user ?? ANONYMOUS
@@ -295,15 +288,13 @@ function classify(ctx: RequestContext): SchemaRef {
   const key = i.isResourceRequest
     ? `${user.username}\u0000${i.verb}\u0000${i.group}\u0000${i.resource}\u0000${i.subresource}\u0000${i.namespace}`
     : `${user.username}\u0000${i.verb}\u0001${i.path}`
-  let byKey = classified.get(user.groups)
-  if (byKey === undefined) { byKey = new Map(); classified.set(user.groups, byKey) }
+  const byKey = classified.entries(user.groups)
   let s = byKey.get(key)
   if (s !== undefined) return s
   s = catchAll
   const digest = { info: i, user }
   for (const c of schemas) if (c.matches(digest)) { s = c; break }
-  if (classifiedSize >= CLASSIFIED_LIMIT) { classified = new WeakMap(); classifiedSize = 0 }
-  else { byKey.set(key, s); classifiedSize++ }
+  classified.set(byKey, key, s)
   return s
 }
 

@@ -63,59 +63,44 @@ export function configureWatch(h: (ctx: RequestContext, def: ResolvedDefinition)
  * The seat is given back once the answer is built, on either path.
  */
 export function handle(ctx: RequestContext): Response | Promise<Response> {
-  let async = false
+  let r: Response | Promise<Response>
   try {
     resolveAlias(ctx)
-    for (let k = 0; k < stages.length; k++) {
-      const t0 = performance.now()
-      const pending = stages[k](ctx)
-      if (pending !== undefined) {
-        async = true
-        return finishAsync(ctx, pending, k, t0)
-      }
-      ctx.timings[stages[k].name] = performance.now() - t0
-    }
+    r = fromStage(ctx, 0)
+  } catch (err) {
+    releaseSeat(ctx)
+    throw err
+  }
+  if (r instanceof Promise) return r.finally(() => releaseSeat(ctx))
+  releaseSeat(ctx)
+  return r
+}
+
+/** The stages from the k-th on, then the handler: synchronous while each part is, a promise from the first that waits. */
+function fromStage(ctx: RequestContext, k: number): Response | Promise<Response> {
+  for (; k < stages.length; k++) {
+    const stage = stages[k]
     const t0 = performance.now()
-    const r = route(ctx)
-    if (r instanceof Promise) {
-      async = true
-      return routed(ctx, r, t0)
+    const pending = stage(ctx)
+    if (pending !== undefined) {
+      const next = k + 1
+      return pending.then(() => {
+        ctx.timings[stage.name] = performance.now() - t0
+        return fromStage(ctx, next)
+      })
     }
-    ctx.timings.dispatch = performance.now() - t0
-    return rewriteAlias(ctx, r)
-  } finally {
-    if (!async) releaseSeat(ctx)
+    ctx.timings[stage.name] = performance.now() - t0
   }
-}
-
-/** The rest of handle() once a stage had to wait: that stage, the later ones, the handler. */
-async function finishAsync(ctx: RequestContext, pending: Promise<void>, k: number, t0: number): Promise<Response> {
-  try {
-    await pending
-    ctx.timings[stages[k].name] = performance.now() - t0
-    for (let j = k + 1; j < stages.length; j++) {
-      const t1 = performance.now()
-      const p = stages[j](ctx)
-      if (p !== undefined) await p
-      ctx.timings[stages[j].name] = performance.now() - t1
-    }
-    const t2 = performance.now()
-    const res = rewriteAlias(ctx, await route(ctx))
-    ctx.timings.dispatch = performance.now() - t2
-    return res
-  } finally {
-    releaseSeat(ctx)
+  const t0 = performance.now()
+  const r = route(ctx)
+  if (r instanceof Promise) {
+    return r.then((res) => {
+      ctx.timings.dispatch = performance.now() - t0
+      return rewriteAlias(ctx, res)
+    })
   }
-}
-
-async function routed(ctx: RequestContext, r: Promise<Response>, t0: number): Promise<Response> {
-  try {
-    const res = rewriteAlias(ctx, await r)
-    ctx.timings.dispatch = performance.now() - t0
-    return res
-  } finally {
-    releaseSeat(ctx)
-  }
+  ctx.timings.dispatch = performance.now() - t0
+  return rewriteAlias(ctx, r)
 }
 
 /** Resolves the type of a resource path; the 404 forms follow upstream (plain page vs Status). */

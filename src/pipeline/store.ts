@@ -10,10 +10,9 @@ interface ShardEnv {
   root: RootDatabase; objects: Database<Buffer, string> & ReadsIn; meta: Database<number, string>; index: Database<Buffer, string>
   /** The objects database again, read without a copy per record (see RawEntry). */
   raw: Database<number, string>
-  /** The snapshot fresh reads use, held across event-loop turns while the watermark stays put (see #fresh). */
-  held: Transaction | undefined
+  /** The snapshot fresh reads use (as read options), held across event-loop turns while the watermark stays put (see #fresh). */
+  held: { transaction: Transaction } | undefined
   heldAt: bigint
-  heldOpts: { transaction: Transaction } | undefined
 }
 
 /** A held snapshot no read renewed for this long after a write is let go (it would keep LMDB from reusing pages). */
@@ -79,7 +78,6 @@ export class Store {
         raw: root.openDB<number, string>('objects', { encoder: RAW, compression: objectsDbOptions().compression } as never),
         held: undefined,
         heldAt: -1n,
-        heldOpts: undefined,
       })
     }
     setInterval(() => this.#releaseStale(), RELEASE_STALE_MS).unref()
@@ -118,15 +116,13 @@ export class Store {
    */
   #fresh(shard: number, env: ShardEnv): { transaction: Transaction } {
     const wm = Atomics.load(this.#counters, watermarkSlot(shard))
-    if (env.heldOpts !== undefined && wm === env.heldAt) return env.heldOpts
+    if (env.held !== undefined && wm === env.heldAt) return env.held
     this.#release(env)
     // lmdb-js's own snapshot may be from earlier in this turn: reset it so the one handed to us is taken now.
     env.root.resetReadTxn()
-    const txn = env.root.useReadTransaction()
-    env.held = txn
+    env.held = { transaction: env.root.useReadTransaction() }
     env.heldAt = wm
-    env.heldOpts = { transaction: txn }
-    return env.heldOpts
+    return env.held
   }
 
   #releaseStale(): void {
@@ -139,9 +135,8 @@ export class Store {
 
   #release(env: ShardEnv): void {
     if (env.held === undefined) return
-    env.held.done()
+    env.held.transaction.done()
     env.held = undefined
-    env.heldOpts = undefined
     env.heldAt = -1n
   }
 

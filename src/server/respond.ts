@@ -27,12 +27,6 @@ function bytesOf(s: string): Buffer {
   }
   return b
 }
-const statusBytes = new Map<number, Buffer>()
-function statusLineBytes(code: number): Buffer {
-  let b = statusBytes.get(code)
-  if (b === undefined) { b = Buffer.from(statusLine(code), 'latin1'); statusBytes.set(code, b) }
-  return b
-}
 const CONTENT_TYPE = Buffer.from('Content-Type')
 const CACHE_CONTROL = Buffer.from('Cache-Control')
 const NO_CACHE = Buffer.from('no-cache, private')
@@ -40,7 +34,7 @@ const NO_CACHE = Buffer.from('no-cache, private')
 /** Writes a complete response (the caller has checked the request was not aborted). */
 export function writeResponse(res: HttpResponse, r: Response, head: boolean): void {
   res.cork(() => {
-    res.writeStatus(statusLineBytes(r.status))
+    res.writeStatus(bytesOf(statusLine(r.status)))
     res.writeHeader(CONTENT_TYPE, bytesOf(r.contentType))
     let cache = false
     for (const [k, v] of r.headers) {

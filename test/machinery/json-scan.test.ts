@@ -2,16 +2,7 @@
 // accepts, and calls text canonical only when JSON.stringify(JSON.parse(text)) gives it back.
 import t from 'tap'
 import { REJECT, scanNumber, scanString, skipValue, numberValue, stringValue, stringFlags } from '../../src/machinery/codecs/json-scan.js'
-
-/** A small deterministic generator (mulberry32). */
-function rng(seed: number): () => number {
-  return () => {
-    seed = (seed + 0x6d2b79f5) | 0
-    let x = Math.imul(seed ^ (seed >>> 15), 1 | seed)
-    x = (x + Math.imul(x ^ (x >>> 7), 61 | x)) ^ x
-    return ((x ^ (x >>> 14)) >>> 0) / 4294967296
-  }
-}
+import { rng } from '../helpers/rng.js'
 
 const STRINGS = ['', 'a', 'f:name', 'k:{"name":"x"}', 'é', '🚀', '\n\t"\\', '\u0001', '\ud800', '/', '\u2028', 'x'.repeat(70)]
 const NUMBERS = [0, 1, -1, 1.5, -0.25, 1e21, 1e-7, 123456789012345, 2 ** 53, 2 ** 64, 5e-324, -1e300]

@@ -2,16 +2,7 @@
 // with comparing JSON.stringify texts whenever it gives an answer.
 import t from 'tap'
 import { cloneJson, sameJsonText } from '../../src/machinery/json-tree.js'
-
-/** A small deterministic generator (mulberry32). */
-function rng(seed: number): () => number {
-  return () => {
-    seed = (seed + 0x6d2b79f5) | 0
-    let x = Math.imul(seed ^ (seed >>> 15), 1 | seed)
-    x = (x + Math.imul(x ^ (x >>> 7), 61 | x)) ^ x
-    return ((x ^ (x >>> 14)) >>> 0) / 4294967296
-  }
-}
+import { rng } from '../helpers/rng.js'
 
 const LEAVES: unknown[] = ['', 'a', 'b', '"', '\ud800', 0, -0, 1, 1.5, NaN, Infinity, true, false, null, undefined, new Date(0), () => 1, { toJSON: () => 'a' }, { toJSON: () => undefined }]
 const KEYS = ['a', 'b', 'c', '1', '__proto__', 'toJSON']
