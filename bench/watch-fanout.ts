@@ -7,15 +7,16 @@
 import { type Ctx, type Scenario, type ScenarioResult, closeAll } from './lib/context.js'
 import { summarize, distribution } from './lib/hist.js'
 import { paced } from './lib/load.js'
-import { CONFIGMAPS, PODS, configMapBody, firstString, podBody, seqName, type SizedBody } from './lib/objects.js'
+import { CONFIGMAPS, PODS, configMapBody, podBody, seqName, type SizedBody } from './lib/objects.js'
 import { readdirSync, readFileSync } from 'node:fs'
 import { loadavg } from 'node:os'
 import { ProcSampler, SelfAndMachine } from './lib/proc.js'
 import type { Row } from './lib/report.js'
 import type { Server } from './lib/server.js'
-import { DeliveryTracker, Watcher } from './lib/watch.js'
+import { DeliveryTracker, SeenSet, Watcher, digitsAt, stringAt } from './lib/watch.js'
 
 const DIGITS = 8
+const NAME_KEY = Buffer.from('"name":"')
 const DRAIN_MS = 5000
 const SYNC_MS = 30_000
 
@@ -78,6 +79,9 @@ async function runVariant(ctx: Ctx, srv: Server, variant: 'none' | 'node'): Prom
     const markersSeen = new Array<boolean>(W).fill(false)
     let watchErrors = 0
     let duplicates = 0
+    const nameLen = `w-${run}`.length + DIGITS
+    const marker = Buffer.from(`m-${run}`)
+    const written = Buffer.from(`w-${run}`)
     for (let j = 0; j < W; j++) {
       const node = j % nodes
       const all = j >= nodeWatchers
@@ -86,15 +90,19 @@ async function runVariant(ctx: Ctx, srv: Server, variant: 'none' | 'node'): Prom
         ? `${CONFIGMAPS}?watch=1&resourceVersion=${rv}`
         : all ? `/api/v1/pods?watch=1&resourceVersion=${rv}`
           : `/api/v1/pods?watch=1&resourceVersion=${rv}&fieldSelector=${encodeURIComponent(`spec.nodeName=node-${node}`)}`
-      const seen = new Set<string>()
+      const seen = new SeenSet()
       const wt = new Watcher(srv.url, path, (type, line, t) => {
         if (type === 'ERROR') { watchErrors++; return }
         if (type !== 'ADDED') return
-        const name = firstString(line, 'name') ?? ''
-        if (name.startsWith(`m-${run}`)) { markersSeen[j] = true; return }
-        if (seen.has(name)) { duplicates++; return }
-        seen.add(name)
-        tracker.receive(name, t)
+        // the name is read in place: `w-<run>` or `m-<run>` (a marker) and the write's sequence number
+        const at = stringAt(line, NAME_KEY)
+        if (at === null || at[1] - at[0] !== nameLen) { tracker.receive(-1, t); return }
+        if (line.compare(marker, 0, marker.length, at[0], at[0] + marker.length) === 0) { markersSeen[j] = true; return }
+        if (line.compare(written, 0, written.length, at[0], at[0] + written.length) !== 0) { tracker.receive(-1, t); return }
+        const seq = digitsAt(line, at[0] + written.length, at[1])
+        if (seq < 0) { tracker.receive(-1, t); return }
+        if (!seen.add(seq)) { duplicates++; return }
+        tracker.receive(seq, t)
       })
       wt.start()
       watchers.push(wt)
@@ -106,7 +114,6 @@ async function runVariant(ctx: Ctx, srv: Server, variant: 'none' | 'node'): Prom
       if (!b) { b = variant === 'none' ? configMapBody(size, nameLen) : podBody(size, nameLen, `node-${node}`); bodies.set(node, b) }
       return b
     }
-    const nameLen = `w-${run}`.length + DIGITS
     const markerCount = variant === 'none' ? 1 : Math.max(1, Math.min(nodes, nodeWatchers))
     for (let k = 0; k < markerCount; k++) {
       const name = seqName(`m-${run}`, k, nameLen - `m-${run}`.length)
@@ -133,10 +140,10 @@ async function runVariant(ctx: Ctx, srv: Server, variant: 'none' | 'node'): Prom
       op: async (seq) => {
         const name = seqName(`w-${run}`, seq, DIGITS)
         const node = seq % nodes
-        tracker.send(name)
+        tracker.send(seq)
         const res = await writers[seq % writers.length].request('POST', base, bodyFor(variant === 'none' ? 0 : node, nameLen).body(name))
-        if (res.status !== 201) { tracker.forget(name); return `status ${res.status}` }
-        tracker.ack(name)
+        if (res.status !== 201) { tracker.forget(seq); return `status ${res.status}` }
+        tracker.ack(seq)
         expected += variant === 'none' ? W : perNode[node] + A
         return 'ok'
       },

@@ -261,20 +261,36 @@ export class UndiciConnection implements HttpConnection {
   }
 }
 
-/** Splits a byte stream into lines (watch events: one JSON object per line). */
+/**
+ * Splits a byte stream into lines (watch events: one JSON object per line), without decoding them: a line within one
+ * piece is a view of it, a line across pieces is copied once. Empty lines (a stream's leading white space) are skipped.
+ */
 export class LineSplitter {
-  private rest = ''
-  private readonly decoder = new StringDecoder('utf8')
-  constructor(private readonly onLine: (line: string) => void) {}
+  private rest: Buffer | null = null
+  constructor(private readonly onLine: (line: Buffer) => void) {}
   push(b: Buffer): void {
-    const s = this.rest + this.decoder.write(b)
     let start = 0
-    let nl: number
-    while ((nl = s.indexOf('\n', start)) >= 0) {
-      const line = s.slice(start, nl).trim()
-      if (line) this.onLine(line)
+    let nl = b.indexOf(10)
+    if (this.rest !== null) {
+      if (nl < 0) { this.rest = Buffer.concat([this.rest, b]); return }
+      const line = Buffer.concat([this.rest, b.subarray(0, nl)])
+      this.rest = null
+      this.emit(line)
       start = nl + 1
+      nl = b.indexOf(10, start)
     }
-    this.rest = s.slice(start)
+    while (nl >= 0) {
+      this.emit(b.subarray(start, nl))
+      start = nl + 1
+      nl = b.indexOf(10, start)
+    }
+    if (start < b.length) this.rest = Buffer.from(b.subarray(start))
+  }
+  private emit(line: Buffer): void {
+    let s = 0
+    let e = line.length
+    while (s < e && line[s] <= 32) s++
+    while (e > s && line[e - 1] <= 32) e--
+    if (e > s) this.onLine(s === 0 && e === line.length ? line : line.subarray(s, e))
   }
 }
