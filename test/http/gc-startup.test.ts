@@ -37,8 +37,8 @@ function removeStored(dataDir: string, key: string): boolean {
 }
 
 for (const compression of [false, true]) {
-  t.test(`start-up scan collects a dependent whose owner is gone${compression ? ' (--storage-compression)' : ''}`, async (t) => {
-    const args = compression ? ['--storage-compression'] : []
+  t.test(`start-up scan collects a dependent whose owner is gone${compression ? '' : ' (--storage-compression=false)'}`, async (t) => {
+    const args = [`--storage-compression=${compression}`]
     let s = await startServer({ args, keepDataDir: true })
     const dataDir = s.dataDir
     t.teardown(async () => { await s.stop(); rmSync(dataDir, { recursive: true, force: true }) })

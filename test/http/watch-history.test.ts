@@ -44,8 +44,8 @@ async function ok(r: Reply, what: string, status = [200, 201]): Promise<Reply> {
 }
 
 for (const compression of [false, true]) {
-  t.test(`resumed watch replays each version's own bytes${compression ? ' (--storage-compression)' : ''}`, async (t) => {
-    const s = await startServer({ args: ['--frontends', '2', '--watch-history', '5m', ...(compression ? ['--storage-compression'] : [])] })
+  t.test(`resumed watch replays each version's own bytes${compression ? '' : ' (--storage-compression=false)'}`, async (t) => {
+    const s = await startServer({ args: ['--frontends', '2', '--watch-history', '5m', `--storage-compression=${compression}`] })
     t.teardown(() => s.stop())
     const ns = 'wh'
     const base = `/api/v1/namespaces/${ns}/configmaps`
