@@ -20,6 +20,8 @@ t.test('defaults', async (t) => {
   t.equal(o.enableBootstrapTokenAuth, false)
   t.equal(o.featureGates.APIResponseCompression, true)
   t.equal(o.featureGates.CBORServingAndStorage, false)
+  t.equal(o.storageCompression, true, 'records stored lz4-compressed unless --storage-compression=false')
+  t.equal(resolveOptions(['--storage-compression=false']).storageCompression, false)
   t.equal(defaultOptions.dataDir, './.orch-data')
 })
 

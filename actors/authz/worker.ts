@@ -5,7 +5,7 @@ import { pino, type Logger } from 'pino'
 import { PortClient, PortPeer } from '../../src/machinery/port-rpc.js'
 import { shardOf } from '../../src/machinery/sharding.js'
 import { nodeIdentity } from '../../src/machinery/node-refs.js'
-import { objectsDbOptions, prefixEnd, recordObject } from '../../src/machinery/storage-format.js'
+import { envOptions, objectsDbOptions, prefixEnd, recordObject } from '../../src/machinery/storage-format.js'
 import type { ShardRequest, ShardReply, WatchEvent } from '../shard/messages.js'
 import {
   RBAC_TYPES, GRAPH_TYPES, typePrefixOf,
@@ -122,7 +122,7 @@ async function load(dataDir: string, ports: MessagePort[]): Promise<void> {
     client.onPush((events) => onEvents(s, events))
     // Subscribe first, then read a snapshot: every event after the snapshot arrives as a push.
     await Promise.all(prefixes.map((prefix) => client.request({ op: 'watchSubscribe', prefix })))
-    const root: RootDatabase = open({ path: `${dataDir}/shard-${s}`, mapSize: 64 * 1024 ** 3, maxDbs: 4 })
+    const root: RootDatabase = open(envOptions(`${dataDir}/shard-${s}`))
     const objects: Database<Buffer, string> = root.openDB<Buffer, string>('objects', objectsDbOptions())
     const meta: Database<number, string> = root.openDB<number, string>('meta', { encoding: 'msgpack' })
     root.resetReadTxn()

@@ -3,7 +3,7 @@ import type { MessagePort } from 'node:worker_threads'
 import { open, type Database, type RootDatabase } from 'lmdb'
 import { PortClient } from '../../src/machinery/port-rpc.js'
 import { shardOf } from '../../src/machinery/sharding.js'
-import { objectsDbOptions, prefixEnd, recordObject, typePrefix } from '../../src/machinery/storage-format.js'
+import { envOptions, objectsDbOptions, prefixEnd, recordObject, typePrefix } from '../../src/machinery/storage-format.js'
 import { FLOWCONTROL_GROUP } from '../../src/registry/resources/flowcontrol.apiserver.orch.io/bootstrap.js'
 import type { Obj } from '../../src/registry/define.js'
 import type { ShardReply, ShardRequest, WatchEvent } from '../shard/messages.js'
@@ -33,7 +33,7 @@ export class ConfigSource {
     this.#fsShard = shardOf(FLOWCONTROL_GROUP, 'flowschemas', ports.length)
     this.#plShard = shardOf(FLOWCONTROL_GROUP, 'prioritylevelconfigurations', ports.length)
     for (const s of new Set([this.#fsShard, this.#plShard])) {
-      const root = open({ path: `${dataDir}/shard-${s}`, mapSize: 64 * 1024 ** 3, maxDbs: 4 })
+      const root = open(envOptions(`${dataDir}/shard-${s}`))
       this.#envs.set(s, { root, objects: root.openDB<Buffer, string>('objects', objectsDbOptions()) })
     }
     ports.forEach((port, s) => {

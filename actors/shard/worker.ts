@@ -2,7 +2,7 @@
 import { open, type RootDatabase, type Database } from 'lmdb'
 import type { MessagePort } from 'node:worker_threads'
 import { pino, type Logger } from 'pino'
-import { encodeRecord, indexKey, objectsDbOptions, prefixEnd, recordAttrs, recordWithoutObject, RV_MARKER, type Attrs } from '../../src/machinery/storage-format.js'
+import { encodeRecord, envOptions, indexKey, objectsDbOptions, prefixEnd, recordAttrs, recordWithoutObject, RV_MARKER, type Attrs } from '../../src/machinery/storage-format.js'
 import { PortPeer } from '../../src/machinery/port-rpc.js'
 import {
   COUNTER_SLOT, watermarkSlot, namespaceWritesSlot, NAMESPACES_PREFIX,
@@ -44,13 +44,23 @@ let startRv = 0
 /** rvs allocated whose commit has not resolved yet, in allocation order. */
 const inflight: number[] = []
 
-interface Ring { events: Array<WatchEvent | undefined>; times: number[]; start: number; /** the rv before which history is gone */ floor: number }
+/**
+ * An event as a ring keeps it. An ADDED or MODIFIED event whose version is still the stored one keeps no record
+ * (null): those bytes are in LMDB, and a backlog reads them from there. When the next write of that key reads the
+ * stored bytes to replace them, they become this event's record and the new event's previous state, one copy for
+ * both (see supersede), so the ring holds a copy of an object only per superseded version (and per DELETED event,
+ * whose final state is stored nowhere else). A stream of creates keeps no object bytes in the ring.
+ */
+type RingEvent = [type: WatchEvent[0], key: string, rv: number, rec: Uint8Array | null, prev: Uint8Array | null]
+/** `events` are in rv order (published in commit order). */
+interface Ring { events: Array<RingEvent | undefined>; times: number[]; start: number; /** the rv before which history is gone */ floor: number }
 const rings = new Map<string, Ring>()
 /**
- * The record of each key's newest event still in a ring: the next event of that key takes it as its previous state
- * instead of a second copy of the same bytes (an update stream otherwise holds every object twice).
+ * Stored versions replaced by a write applied before their own event was published (an earlier write of the same key
+ * in the same or a commit still under way): rv → the bytes read for the replacing write, taken by the ring event of
+ * that rv when it is published.
  */
-const latest = new Map<string, Uint8Array>()
+const supersededPending = new Map<number, Uint8Array>()
 
 /** `prefixes`: the type prefixes a peer subscribed to, each with whether it takes the attributes only. */
 type Peer = PortPeer<ShardRequest, ShardReply, WatchEvent> & { prefixes: Map<string, boolean> }
@@ -84,12 +94,8 @@ function trimRing(r: Ring, now: number): void {
   while (cut < end && (end - cut > historyCount || now - r.times[cut] > historyMs)) cut++
   if (cut > r.start) {
     r.floor = r.events[cut - 1]![2]
-    // Expired events are released at once (each holds two copies of an object); the array is compacted later.
-    for (let i = r.start; i < cut; i++) {
-      const ev = r.events[i]!
-      if (latest.get(ev[1]) === ev[3]) latest.delete(ev[1])
-      r.events[i] = undefined
-    }
+    // Expired events are released at once (each may hold two copies of an object); the array is compacted later.
+    for (let i = r.start; i < cut; i++) r.events[i] = undefined
     r.start = cut
     if (r.start > 1024 && r.start * 2 > r.events.length) {
       r.events = r.events.slice(r.start)
@@ -104,7 +110,15 @@ function reply(peer: Peer, r: ShardReply): void { peer.reply(r) }
 function publish(ev: WatchEvent): void {
   const prefix = typePrefixOf(ev[1])
   const r = ringOf(prefix)
-  r.events.push(ev)
+  // Never the pushed tuple itself for an event that keeps no record: a ring event is completed later (supersede),
+  // and a pushed tuple may still wait in a peer's outgoing batch.
+  let kept: RingEvent = ev
+  if (ev[0] !== 'DELETED') {
+    const old = supersededPending.get(ev[2])
+    if (old !== undefined) supersededPending.delete(ev[2])
+    kept = [ev[0], ev[1], ev[2], old ?? null, ev[4]]
+  }
+  r.events.push(kept)
   r.times.push(Date.now())
   let slim: WatchEvent | null = null
   for (const p of peers) {
@@ -162,11 +176,35 @@ function writeCounts(): void {
   countDeltas.clear()
 }
 
-/** The previous state of a key: the bytes its last ring event already holds when they are the stored ones. */
-function previous(key: string, cur: Buffer, curRv: number): Uint8Array {
-  const l = latest.get(key)
-  if (l !== undefined && Buffer.from(l.buffer, l.byteOffset, l.byteLength).readDoubleLE(0) === curRv) return l
-  return cur
+/** Index of the event of version `rv` in a ring (binary search: rings are in rv order), or -1. */
+function findEvent(r: Ring, rv: number): number {
+  let lo = r.start
+  let hi = r.events.length - 1
+  while (lo <= hi) {
+    const mid = (lo + hi) >>> 1
+    const at = r.events[mid]![2]
+    if (at === rv) return mid
+    if (at < rv) lo = mid + 1
+    else hi = mid - 1
+  }
+  return -1
+}
+
+/**
+ * The stored version `rv` of a key of type `prefix` is being replaced by a write that read its bytes (`cur`): the ring
+ * event of that version, which kept no record while it was the stored one, takes these bytes (the new event's
+ * previous state: one copy for both). An event not published yet takes them when it is; one already trimmed, or from
+ * before the shard started, needs nothing.
+ */
+function supersede(prefix: string, rv: number, cur: Uint8Array): void {
+  const r = rings.get(prefix)
+  const lastPublished = r === undefined ? startRv : r.events.length > r.start ? r.events[r.events.length - 1]![2] : r.floor
+  if (rv > lastPublished) { supersededPending.set(rv, cur); return }
+  if (r === undefined) return
+  const i = findEvent(r, rv)
+  if (i < 0) return
+  const ev = r.events[i]!
+  if (ev[3] === null) ev[3] = cur
 }
 
 interface PendingWrite { peer: Peer; req: ObjectPut | ObjectDelete; rv: number; failure: ShardReply | null; event: WatchEvent | null }
@@ -211,16 +249,15 @@ function apply(w: PendingWrite): void {
   const tp = typePrefixOf(req.key)
   const fields = indexed.get(tp)
   if (fields) reindex(tp, req.key, fields, cur ? recordAttrs(cur) : null, req.op === 'objectPut' ? JSON.parse(req.attrs) as Attrs : null)
+  if (cur) supersede(tp, curRv, cur)
   if (req.op === 'objectPut') {
     if (!cur) countKey(req.key, 1)
     objects.put(req.key, rec)
-    w.event = [cur ? 'MODIFIED' : 'ADDED', req.key, rv, rec, cur ? previous(req.key, cur, curRv) : null]
-    latest.set(req.key, rec)
+    w.event = [cur ? 'MODIFIED' : 'ADDED', req.key, rv, rec, cur ?? null]
   } else {
     countKey(req.key, -1)
     objects.remove(req.key)
-    w.event = ['DELETED', req.key, rv, rec, previous(req.key, cur!, curRv)]
-    latest.delete(req.key)
+    w.event = ['DELETED', req.key, rv, rec, cur!]
   }
 }
 
@@ -286,7 +323,8 @@ function commitBatch(): void {
   }, (err: unknown) => {
     log.error({ err, writes: writes.length }, 'commit failed')
     for (const w of writes) {
-      if (w.rv) finishRv(w.rv)
+      // A version that never became stored is superseded by nothing.
+      if (w.rv) { finishRv(w.rv); supersededPending.delete(w.rv) }
       reply(w.peer, { id: w.req.id, ok: false, reason: 'internal', message: err instanceof Error ? err.message : String(err) })
     }
     nextCommit()
@@ -317,15 +355,28 @@ function handle(peer: Peer, req: ShardRequest): void {
       const r = ringOf(req.prefix)
       trimRing(r, Date.now())
       if (req.rv < r.floor) { reply(peer, { id: req.id, ok: false, reason: 'expired', rv: r.floor }); return }
-      const events: WatchEvent[] = []
-      let firstAfter = -1
-      for (let i = r.start; i < r.events.length; i++) {
-        const ev = r.events[i]!
-        if (ev[2] > req.rv) { if (firstAfter < 0) firstAfter = i; events.push(ev) }
+      let first = r.events.length
+      // The events after req.rv: a binary search for the first of them (rv order), then the rest in order.
+      for (let lo = r.start, hi = r.events.length - 1; lo <= hi;) {
+        const mid = (lo + hi) >>> 1
+        if (r.events[mid]![2] > req.rv) { first = mid; hi = mid - 1 } else lo = mid + 1
       }
-      if (req.maxAgeMs !== undefined && firstAfter >= 0 && Date.now() - r.times[firstAfter] > req.maxAgeMs) {
+      if (req.maxAgeMs !== undefined && first < r.events.length && Date.now() - r.times[first] > req.maxAgeMs) {
         reply(peer, { id: req.id, ok: false, reason: 'expired', rv: r.floor })
         return
+      }
+      const events: WatchEvent[] = []
+      for (let i = first; i < r.events.length; i++) {
+        const ev = r.events[i]!
+        if (ev[3] !== null) { events.push(ev as WatchEvent); continue }
+        // Still the stored version (a write that replaced it would have completed the event in apply, before this turn).
+        const rec = objects.getBinary(ev[1])
+        if (rec === undefined || rec.readDoubleLE(0) !== ev[2]) {
+          log.error({ key: ev[1], rv: ev[2], stored: rec?.readDoubleLE(0) }, 'watch ring event without its record')
+          reply(peer, { id: req.id, ok: false, reason: 'expired', rv: r.floor })
+          return
+        }
+        events.push([ev[0], ev[1], ev[2], rec, ev[4]])
       }
       reply(peer, { id: req.id, ok: true, rv: publishedWatermark(), events, oldest: r.floor })
       return
@@ -340,7 +391,7 @@ function init(task: ShardInit): { rv: number } {
   historyMs = task.watchHistoryMs
   historyCount = task.watchHistoryCount
   log = pino({ level: task.logLevel }).child({ actor: 'shard', shard })
-  root = open({ path: `${task.dataDir}/shard-${shard}`, mapSize: 64 * 1024 ** 3, maxDbs: 4 })
+  root = open(envOptions(`${task.dataDir}/shard-${shard}`))
   objects = root.openDB<Buffer, string>('objects', objectsDbOptions(task.compress === true))
   meta = root.openDB<number, string>('meta', { encoding: 'msgpack' })
   index = root.openDB<Buffer, string>('index', { encoding: 'binary' })

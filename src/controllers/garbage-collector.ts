@@ -33,18 +33,24 @@ export class GarbageCollector extends QueueController {
       }, { attrsOnly: true }))
     }
     // The initial graph, built from the stored attributes only (no object is parsed), a slice per turn so that
-    // the main thread stays responsive with millions of objects.
+    // the main thread stays responsive with millions of objects. Raw reads: no copy of each record is made (a copy
+    // of every stored object passing through malloc leaves the heap grown by a good part of the data's size).
     for (const def of registry.all) {
       const shard = store.shardFor(def.group, def.resource)
       const prefix = `${def.group}/${def.resource}/`
       let after: string | undefined
       for (;;) {
         store.snapshot(shard)
+        const txn = store.readTxn(shard)
         let n = 0
-        for (const { key, value } of store.range(shard, prefix, after)) {
-          this.#observe(def, key, value, false)
-          after = key
-          if (++n === SCAN_SLICE) break
+        try {
+          for (const e of store.rawRange(shard, prefix, after, txn)) {
+            this.#observe(def, e.key, e.rec, false)
+            after = e.key
+            if (++n === SCAN_SLICE) break
+          }
+        } finally {
+          txn.done()
         }
         if (n < SCAN_SLICE) break
         await new Promise((r) => setImmediate(r))

@@ -53,6 +53,11 @@ export interface Attrs {
 
 export const RV_MARKER = '@@RV@@'
 
+/** Options of a shard's LMDB environment, the same for every thread that opens it. */
+export function envOptions(path: string): { path: string; mapSize: number; maxDbs: number } {
+  return { path, mapSize: 64 * 1024 ** 3, maxDbs: 4 }
+}
+
 /**
  * Options of the `objects` database, the same for every thread that opens it (a reader opened without them would see
  * compressed bytes). lmdb-js compresses a value of `threshold` bytes or more with lz4 against the dictionary, in native

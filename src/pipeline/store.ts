@@ -4,7 +4,7 @@ import type { MessagePort } from 'node:worker_threads'
 import { ShardClient } from '../../actors/shard/client.js'
 import { COUNTER_SLOT, watermarkSlot, namespaceWritesSlot, type ShardReply } from '../../actors/shard/messages.js'
 import { shardOf } from '../machinery/sharding.js'
-import { indexRange, objectsDbOptions, prefixEnd } from '../machinery/storage-format.js'
+import { envOptions, indexRange, objectsDbOptions, prefixEnd } from '../machinery/storage-format.js'
 
 interface ShardEnv {
   root: RootDatabase; objects: Database<Buffer, string> & ReadsIn; meta: Database<number, string>; index: Database<Buffer, string>
@@ -69,7 +69,7 @@ export class Store {
     this.#counters = new BigInt64Array(counters)
     this.clients = ports.map((p, i) => new ShardClient(i, p))
     for (let i = 0; i < ports.length; i++) {
-      const root = open({ path: `${dataDir}/shard-${i}`, mapSize: 64 * 1024 ** 3, maxDbs: 4 })
+      const root = open(envOptions(`${dataDir}/shard-${i}`))
       this.#envs.push({
         root,
         objects: root.openDB<Buffer, string>('objects', objectsDbOptions()) as Database<Buffer, string> & ReadsIn,

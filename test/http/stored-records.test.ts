@@ -118,8 +118,8 @@ t.test('stored records', async (t) => {
   t.ok(cfg[2] >= 254 && cfg[1] < cfg[3], 'the new version is stored compressed')
   const old = after.find(([k]) => k === `/configmaps/${NS}/random`)!
   t.equal(old[2], 0, 'records not written since stay plain')
-  // Without --storage-compression: the compressed record reads as it was written, and a new write is stored plain.
-  s = await startServer({ dataDir, keepDataDir: true })
+  // With --storage-compression=false: the compressed record reads as it was written, and a new write is stored plain.
+  s = await startServer({ dataDir, keepDataDir: true, args: ['--storage-compression=false'] })
   const last = await s.request('GET', `${CM}/random`)
   t.equal(last.text, first.gets.get('random'), 'and still read as written after another restart')
   const gc = await s.request('GET', `${CM}/config`)
