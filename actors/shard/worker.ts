@@ -207,6 +207,26 @@ function supersede(prefix: string, rv: number, cur: Uint8Array): void {
   if (ev[3] === null) ev[3] = cur
 }
 
+/**
+ * Stored records read for backlogs during this turn, by ring event. The replies of one turn go out in one message, and
+ * structured clone copies an object once per message however often it appears: watchers resuming together (thousands
+ * of kubelets after a restart) then share one copy of each record, as they did when the ring held them all.
+ */
+let readThisTurn: Map<RingEvent, Buffer> | null = null
+
+function storedOf(ev: RingEvent): Buffer | undefined {
+  if (readThisTurn === null) {
+    readThisTurn = new Map()
+    setImmediate(() => { readThisTurn = null })
+  }
+  let rec = readThisTurn.get(ev)
+  if (rec === undefined) {
+    rec = objects.getBinary(ev[1])
+    if (rec !== undefined) readThisTurn.set(ev, rec)
+  }
+  return rec
+}
+
 interface PendingWrite { peer: Peer; req: ObjectPut | ObjectDelete; rv: number; failure: ShardReply | null; event: WatchEvent | null }
 
 /**
@@ -370,7 +390,7 @@ function handle(peer: Peer, req: ShardRequest): void {
         const ev = r.events[i]!
         if (ev[3] !== null) { events.push(ev as WatchEvent); continue }
         // Still the stored version (a write that replaced it would have completed the event in apply, before this turn).
-        const rec = objects.getBinary(ev[1])
+        const rec = storedOf(ev)
         if (rec === undefined || rec.readDoubleLE(0) !== ev[2]) {
           log.error({ key: ev[1], rv: ev[2], stored: rec?.readDoubleLE(0) }, 'watch ring event without its record')
           reply(peer, { id: req.id, ok: false, reason: 'expired', rv: r.floor })
