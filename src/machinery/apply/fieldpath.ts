@@ -299,6 +299,24 @@ export class FieldSet {
   // The set operations return new sets that may share unchanged subtrees with their inputs: sets are not
   // modified once built (insert is for building only).
 
+  /** Whether every path of this set is in `o`. */
+  subsetOf(o: FieldSet): boolean {
+    if (this === o) return true
+    for (const k of this.members.keys()) if (!o.members.has(k)) return false
+    for (const [k, c] of this.children) {
+      const oc = o.children.get(k)
+      if (oc === undefined ? !c.set.empty() : !c.set.subsetOf(oc.set)) return false
+    }
+    return true
+  }
+
+  /** Whether both sets have the same paths. */
+  samePaths(o: FieldSet): boolean {
+    return this === o || (this.subsetOf(o) && o.subsetOf(this))
+  }
+
+  // difference and recursiveDifference return the set itself when they remove nothing.
+
   union(o: FieldSet): FieldSet {
     if (o.members.size === 0 && o.children.size === 0) return this
     if (this.members.size === 0 && this.children.size === 0) return o
@@ -330,29 +348,33 @@ export class FieldSet {
   difference(o: FieldSet): FieldSet {
     if (o.members.size === 0 && o.children.size === 0) return this
     const out = new FieldSet()
-    for (const [k, pe] of this.members) if (!o.members.has(k)) out.members.set(k, pe)
+    let same = true
+    for (const [k, pe] of this.members) if (!o.members.has(k)) out.members.set(k, pe); else same = false
     for (const [k, c] of this.children) {
       const oc = o.children.get(k)
       if (!oc) { out.children.set(k, c); continue }
       const r = c.set.difference(oc.set)
-      if (!r.empty()) out.children.set(k, { pe: c.pe, set: r })
+      if (r !== c.set) same = false
+      if (!r.empty()) out.children.set(k, r === c.set ? c : { pe: c.pe, set: r })
     }
-    return out
+    return same ? this : out
   }
 
   /** Like difference, but a member of `o` also removes every path below it. */
   recursiveDifference(o: FieldSet): FieldSet {
     if (o.members.size === 0 && o.children.size === 0) return this
     const out = new FieldSet()
-    for (const [k, pe] of this.members) if (!o.members.has(k)) out.members.set(k, pe)
+    let same = true
+    for (const [k, pe] of this.members) if (!o.members.has(k)) out.members.set(k, pe); else same = false
     for (const [k, c] of this.children) {
-      if (o.members.has(k)) continue
+      if (o.members.has(k)) { same = false; continue }
       const oc = o.children.get(k)
       if (!oc) { out.children.set(k, c); continue }
       const r = c.set.recursiveDifference(oc.set)
-      if (!r.empty()) out.children.set(k, { pe: c.pe, set: r })
+      if (r !== c.set) same = false
+      if (!r.empty()) out.children.set(k, r === c.set ? c : { pe: c.pe, set: r })
     }
-    return out
+    return same ? this : out
   }
 
   /** Adds as members the declared struct fields that only appear as parents (upstream EnsureNamedFieldsAreMembers). */
