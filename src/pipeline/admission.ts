@@ -222,7 +222,7 @@ export function canonical(o: Obj): Obj {
   const meta: Obj = {}
   for (const k of OMIT_EMPTY) {
     const v = o.metadata[k]
-    if (v !== undefined && (Array.isArray(v) ? v.length === 0 : typeof v === 'object' && v !== null && Object.keys(v).length === 0)) delete o.metadata[k]
+    if (v !== undefined && (Array.isArray(v) ? v.length === 0 : typeof v === 'object' && v !== null && noKeys(v))) delete o.metadata[k]
   }
   for (const k of META_ORDER) if (o.metadata[k] !== undefined) meta[k] = o.metadata[k]
   for (const k of Object.keys(o.metadata)) if (!(k in meta)) meta[k] = o.metadata[k]
@@ -232,13 +232,24 @@ export function canonical(o: Obj): Obj {
   return out
 }
 
+/** Whether an object has no own enumerable keys (without listing them). */
+function noKeys(v: object): boolean {
+  for (const k in v) if (Object.prototype.hasOwnProperty.call(v, k)) return false
+  return true
+}
+
+/** The field selectors of each type as a list (listed once, not per write). */
+const selectorLists = new WeakMap<object, Array<[string, (o: Obj) => string]>>()
+
 /** What selectors need, computed once per write. */
 export function attrsOf(def: ResolvedDefinition, o: Obj): Attrs {
   const a: Attrs = {}
-  if (o.metadata.labels && Object.keys(o.metadata.labels).length > 0) a.l = o.metadata.labels
+  if (o.metadata.labels && !noKeys(o.metadata.labels)) a.l = o.metadata.labels
   if (def.fieldSelectors) {
+    let list = selectorLists.get(def.fieldSelectors)
+    if (list === undefined) { list = Object.entries(def.fieldSelectors); selectorLists.set(def.fieldSelectors, list) }
     const f: Record<string, string> = {}
-    for (const [k, fn] of Object.entries(def.fieldSelectors)) f[k] = fn(o)
+    for (const [k, fn] of list) f[k] = fn(o)
     a.f = f
   }
   if (o.metadata.uid) a.u = o.metadata.uid

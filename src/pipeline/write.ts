@@ -126,7 +126,8 @@ export async function guaranteedUpdate(ctx: RequestContext, def: ResolvedDefinit
   const shard = shardOfDef(def)
   const key = keyFor(def, ctx.info.namespace, name)
   for (let attempt = 0; attempt < MAX_UPDATE_ATTEMPTS; attempt++) {
-    const rec = store.getFresh(shard, key)
+    // A copy in the shared slab, not a buffer of its own: it lives as long as this request (slabs are never reused).
+    const rec = store.getFreshTransient(shard, key)
     if (!rec) throw notFound(gr(def), name)
     const curRv = recordRv(rec)
     if (clientRv !== 0 && clientRv !== curRv) throw conflict(gr(def), name)
