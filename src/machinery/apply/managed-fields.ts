@@ -139,9 +139,21 @@ export function formatTime(t: string | number | Date): string {
 
 function seconds(t: string | undefined): number {
   if (t === undefined) return 0
-  const ms = Date.parse(t)
-  return Number.isNaN(ms) ? 0 : Math.floor(ms / 1000)
+  let s = secondsOf.get(t)
+  if (s === undefined) {
+    const ms = Date.parse(t)
+    s = Number.isNaN(ms) ? 0 : Math.floor(ms / 1000)
+    if (t.length <= 64) {
+      if (secondsOf.size >= SECONDS_LIMIT) secondsOf.clear()
+      secondsOf.set(t, s)
+    }
+  }
+  return s
 }
+
+/** Entry times parsed (the entries of a write carry a few distinct times, most of them the current second's). */
+const secondsOf = new Map<string, number>()
+const SECONDS_LIMIT = 1024
 
 /** True when an Update body asks to clear the tracking: `[{}]` (and, as upstream, `[]`). */
 export function isResetManagedFields(v: unknown, emptyListResets = true): boolean {
@@ -281,13 +293,10 @@ export function encodeManagedFields(managed: Managed): ManagedFieldsEntry[] | un
 /** Upstream order: operation (Apply first), time, manager, apiVersion, subresource. */
 export function sortEntries(entries: ManagedFieldsEntry[]): ManagedFieldsEntry[] {
   if (entries.length < 2) return entries
-  // Each entry's time parsed once, not once per comparison.
-  const secs = new Map<ManagedFieldsEntry, number>()
-  for (const e of entries) secs.set(e, seconds(e.time))
   return entries.sort((p, q) => {
     if (p.operation !== q.operation) return (p.operation ?? '') < (q.operation ?? '') ? -1 : 1
-    const ps = secs.get(p)!
-    const qs = secs.get(q)!
+    const ps = seconds(p.time)
+    const qs = seconds(q.time)
     if (ps !== qs) return ps < qs ? -1 : 1
     if (p.manager !== q.manager) return (p.manager ?? '') < (q.manager ?? '') ? -1 : 1
     if (p.apiVersion !== q.apiVersion) return (p.apiVersion ?? '') < (q.apiVersion ?? '') ? -1 : 1
