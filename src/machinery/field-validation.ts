@@ -31,12 +31,69 @@ function walk(value: unknown, node: TypeNode, path: string, out: string[]): void
   }
 }
 
+/**
+ * One walk over a decoded object doing what dropNulls, then pruneUnknown, then countValueKeys of the value as decoded
+ * do: null-valued keys are dropped; fields the schema does not declare are pruned and their paths pushed to
+ * `unknown` (null-valued ones are dropped first, so never reported); the returned count is of the keys the value had
+ * before either (every key at every depth: compare with countTextKeys of its text).
+ */
+export function scrubDecoded(value: Record<string, unknown>, node: TypeNode, unknown: string[]): number {
+  return scrub(value, node, [], true, unknown)
+}
+
+/** `node` undefined: an untyped part (nulls are dropped and keys counted, nothing pruned); `atRoot`: the path so far prints empty. */
+function scrub(value: object, node: TypeNode | undefined, path: string[], atRoot: boolean, unknown: string[]): number {
+  const typed = node !== undefined && !node.preserveUnknownFields ? node : undefined
+  let n = 0
+  if (Array.isArray(value)) {
+    const item = typed !== undefined && typed.kind === 'list' ? typed.item : undefined
+    for (let i = 0; i < value.length; i++) {
+      const x = value[i]
+      if (x === null || typeof x !== 'object') continue
+      if (item === undefined) { n += scrub(x, undefined, path, false, unknown); continue }
+      path.push(`[${i}]`)
+      n += scrub(x, item, path, false, unknown)
+      path.pop()
+    }
+    return n
+  }
+  const o = value as Record<string, unknown>
+  const kind = typed?.kind
+  const elem = kind === 'map' ? typed!.child('') : undefined
+  for (const k of Object.keys(o)) {
+    n++
+    const x = o[k]
+    if (x === null) { delete o[k]; continue }
+    if (kind === 'struct') {
+      const f = typed!.field(k)
+      if (f === undefined && !typed!.allowsAdditional) {
+        unknown.push(`${path.join('')}${atRoot ? k : `.${k}`}`)
+        n += countValueKeys(x)
+        delete o[k]
+        continue
+      }
+      if (typeof x !== 'object') continue
+      path.push(atRoot ? k : `.${k}`)
+      n += scrub(x, f ?? typed!.child(k), path, atRoot && k === '', unknown)
+      path.pop()
+    } else if (kind === 'map') {
+      if (typeof x !== 'object') continue
+      path.push(`[${k}]`)
+      n += scrub(x, elem, path, false, unknown)
+      path.pop()
+    } else if (typeof x === 'object') {
+      n += scrub(x, undefined, path, false, unknown)
+    }
+  }
+  return n
+}
+
 /** Keys in the text (`"x":` outside strings) against keys in the parsed value: unequal counts mean a duplicate. */
 export function hasDuplicateKeys(text: string, parsed: unknown): boolean {
   return countTextKeys(text) !== countValueKeys(parsed)
 }
 
-function countValueKeys(v: unknown): number {
+export function countValueKeys(v: unknown): number {
   if (v === null || typeof v !== 'object') return 0
   let n = 0
   if (Array.isArray(v)) { for (const x of v) n += countValueKeys(x); return n }
@@ -49,7 +106,7 @@ function countValueKeys(v: unknown): number {
  * native scan instead of a loop over its characters); a quote ends a string when an even number of backslashes
  * precedes it.
  */
-function countTextKeys(s: string): number {
+export function countTextKeys(s: string): number {
   let n = 0
   let i = 0
   const len = s.length

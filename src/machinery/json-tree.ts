@@ -30,6 +30,8 @@ export function cloneJson<T>(v: T): T {
  * anything but plain objects, arrays, strings, finite numbers, booleans and null); the caller then compares texts.
  */
 export function sameJsonText(a: unknown, b: unknown): boolean | undefined {
+  // One value prints one text (a write shares the parts it kept with the stored object it read).
+  if (a === b && a !== undefined) return true
   if (typeof a === 'string' || typeof b === 'string') {
     if (typeof a === 'string' && typeof b === 'string') return a === b
     return plainLeaf(a) && plainLeaf(b) ? false : undefined

@@ -1,7 +1,7 @@
 // The admission stage: decode the body, default, system metadata, the type's strategy, validation; canonical JSON out.
 import { randomUUID, randomBytes } from 'node:crypto'
 import { parse as yamlParse, parseDocument, isMap, isSeq, isScalar } from 'yaml'
-import { pruneUnknown, hasDuplicateKeys, duplicateKeys } from '../machinery/field-validation.js'
+import { pruneUnknown, hasDuplicateKeys, duplicateKeys, scrubDecoded, countTextKeys } from '../machinery/field-validation.js'
 import { typeTree } from '../machinery/patch/schema-walk.js'
 import { decodeObject as decodePb } from '../machinery/codecs/protobuf.js'
 import { decodeCbor, cborTypeOf, CborError } from '../machinery/codecs/cbor.js'
@@ -45,8 +45,18 @@ export function decodeCborBody(body: Buffer, what = 'the body of the request'): 
 
 /** Decode a JSON, YAML, protobuf or CBOR request body into plain data. */
 export function decodeBody(ctx: RequestContext): unknown {
+  const d = decodeBodyDeferred(ctx)
+  if (d.json !== undefined && hasDuplicateKeys(d.json, d.value)) ctx.duplicateFields = duplicateKeys(d.json)
+  return d.value
+}
+
+/**
+ * decodeBody without the duplicate-key check of a JSON body: `json` is its text, for the caller to check (with the
+ * key count of the value as decoded).
+ */
+function decodeBodyDeferred(ctx: RequestContext): { value: unknown; json?: string } {
   const ct = (ctx.headers['content-type'] ?? 'application/json').split(';')[0].trim().toLowerCase()
-  if (ct === CBOR && cborEnabled()) return decodeCborBody(ctx.body)
+  if (ct === CBOR && cborEnabled()) return { value: decodeCborBody(ctx.body) }
   const text = ct === PROTOBUF || ct === ORCH_PROTOBUF ? '' : ctx.body.toString('utf8')
   if (ct === 'application/json' || ct === '' || ct === '*/*') {
     let v: unknown
@@ -55,9 +65,12 @@ export function decodeBody(ctx: RequestContext): unknown {
     } catch (err) {
       throw badRequest(`couldn't get version/kind; json parse error: ${(err as Error).message}`)
     }
-    if (hasDuplicateKeys(text, v)) ctx.duplicateFields = duplicateKeys(text)
-    return v
+    return { value: v, json: text }
   }
+  return { value: decodeOtherBody(ctx, ct, text) }
+}
+
+function decodeOtherBody(ctx: RequestContext, ct: string, text: string): unknown {
   if (ct === 'application/yaml' || ct === 'application/x-yaml' || ct === 'text/yaml') {
     return parseYaml(ctx, text)
   }
@@ -115,7 +128,10 @@ function warning(text: string): string { return `299 - "${text.replace(/[\\"]/g,
  */
 export function checkFields(ctx: RequestContext, def: ResolvedDefinition, o: Obj): void {
   const mode = fieldValidationOf(ctx)
-  const unknown = pruneUnknown(o, typeTree(loadDefinitions(), def.schemaRef))
+  reportFields(ctx, def, mode, pruneUnknown(o, typeTree(loadDefinitions(), def.schemaRef)))
+}
+
+function reportFields(ctx: RequestContext, def: ResolvedDefinition, mode: FieldValidation, unknown: string[]): void {
   if (mode === 'Ignore') return
   const problems = [...(ctx.duplicateFields ?? []).map((f) => `duplicate field "${f}"`), ...unknown.map((f) => `unknown field "${f}"`)]
   if (problems.length === 0) return
@@ -128,7 +144,7 @@ export function checkFields(ctx: RequestContext, def: ResolvedDefinition, o: Obj
 
 /** The body as an object of the path's kind: type meta filled from the path when absent, checked when present. */
 export function decodeObject(ctx: RequestContext, def: ResolvedDefinition): Obj {
-  const v = decodeBody(ctx)
+  const { value: v, json } = decodeBodyDeferred(ctx)
   if (v === null || typeof v !== 'object' || Array.isArray(v)) {
     throw badRequest(`couldn't get version/kind; json parse error: the body is not a JSON object`)
   }
@@ -140,17 +156,30 @@ export function decodeObject(ctx: RequestContext, def: ResolvedDefinition): Obj 
   if (o.kind !== undefined && o.kind !== def.kind) {
     throw badRequest(`${o.kind} in version "${def.version}" cannot be handled as a ${def.kind}: no kind "${o.kind}" is registered for version "${def.apiVersion}"`)
   }
+  // Keys set here were not in the body (the key count of the decoded value leaves them out).
+  const added = (hasOwn(o, 'apiVersion') ? 0 : 1) + (hasOwn(o, 'kind') ? 0 : 1) + (hasOwn(o, 'metadata') ? 0 : 1)
   o.apiVersion = def.apiVersion
   o.kind = def.kind
   if (o.metadata === undefined) o.metadata = {}
   if (o.metadata === null || typeof o.metadata !== 'object' || Array.isArray(o.metadata)) {
     throw invalid(def.groupKind, def.group, def.kind, '', [fieldInvalid('metadata', o.metadata, 'must be an object')])
   }
-  dropNulls(o)
-  if (o.metadata === undefined) o.metadata = {}
-  checkFields(ctx, def, o)
+  if (json === undefined) {
+    dropNulls(o)
+    if (o.metadata === undefined) o.metadata = {}
+    checkFields(ctx, def, o)
+    return o
+  }
+  // A JSON body: nulls dropped, unknown fields pruned and the keys counted for the duplicate check in one walk.
+  const mode = fieldValidationOf(ctx)
+  const unknown: string[] = []
+  const keys = scrubDecoded(o, typeTree(loadDefinitions(), def.schemaRef), unknown) - added
+  if (countTextKeys(json) !== keys) ctx.duplicateFields = duplicateKeys(json)
+  reportFields(ctx, def, mode, unknown)
   return o
 }
+
+const hasOwn = (o: object, k: string): boolean => Object.prototype.hasOwnProperty.call(o, k)
 
 /** RFC 3339 time at second precision, as upstream's metav1.Time marshals. */
 export function rfc3339(ms: number): string {
@@ -193,7 +222,7 @@ export function canonical(o: Obj): Obj {
   const meta: Obj = {}
   for (const k of OMIT_EMPTY) {
     const v = o.metadata[k]
-    if (v !== undefined && (Array.isArray(v) ? v.length === 0 : typeof v === 'object' && v !== null && Object.keys(v).length === 0)) delete o.metadata[k]
+    if (v !== undefined && (Array.isArray(v) ? v.length === 0 : typeof v === 'object' && v !== null && noKeys(v))) delete o.metadata[k]
   }
   for (const k of META_ORDER) if (o.metadata[k] !== undefined) meta[k] = o.metadata[k]
   for (const k of Object.keys(o.metadata)) if (!(k in meta)) meta[k] = o.metadata[k]
@@ -203,13 +232,24 @@ export function canonical(o: Obj): Obj {
   return out
 }
 
+/** Whether an object has no own enumerable keys (without listing them). */
+function noKeys(v: object): boolean {
+  for (const k in v) if (Object.prototype.hasOwnProperty.call(v, k)) return false
+  return true
+}
+
+/** The field selectors of each type as a list (listed once, not per write). */
+const selectorLists = new WeakMap<object, Array<[string, (o: Obj) => string]>>()
+
 /** What selectors need, computed once per write. */
 export function attrsOf(def: ResolvedDefinition, o: Obj): Attrs {
   const a: Attrs = {}
-  if (o.metadata.labels && Object.keys(o.metadata.labels).length > 0) a.l = o.metadata.labels
+  if (o.metadata.labels && !noKeys(o.metadata.labels)) a.l = o.metadata.labels
   if (def.fieldSelectors) {
+    let list = selectorLists.get(def.fieldSelectors)
+    if (list === undefined) { list = Object.entries(def.fieldSelectors); selectorLists.set(def.fieldSelectors, list) }
     const f: Record<string, string> = {}
-    for (const [k, fn] of Object.entries(def.fieldSelectors)) f[k] = fn(o)
+    for (const [k, fn] of list) f[k] = fn(o)
     a.f = f
   }
   if (o.metadata.uid) a.u = o.metadata.uid

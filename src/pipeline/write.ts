@@ -126,7 +126,8 @@ export async function guaranteedUpdate(ctx: RequestContext, def: ResolvedDefinit
   const shard = shardOfDef(def)
   const key = keyFor(def, ctx.info.namespace, name)
   for (let attempt = 0; attempt < MAX_UPDATE_ATTEMPTS; attempt++) {
-    const rec = store.getFresh(shard, key)
+    // A copy in the shared slab, not a buffer of its own: it lives as long as this request (slabs are never reused).
+    const rec = store.getFreshTransient(shard, key)
     if (!rec) throw notFound(gr(def), name)
     const curRv = recordRv(rec)
     if (clientRv !== 0 && clientRv !== curRv) throw conflict(gr(def), name)
@@ -167,7 +168,9 @@ export async function update(ctx: RequestContext, def: ResolvedDefinition, targe
   if (o0.metadata.name !== name) throw badRequest(`the name of the object (${o0.metadata.name}) does not match the name on the URL (${name})`)
   requireResourceVersion(def, o0)
   const clientRv = o0.metadata.resourceVersion ? parseRv(String(o0.metadata.resourceVersion), 'metadata.resourceVersion') : 0
-  return guaranteedUpdate(ctx, def, target, name, clientRv, (_old, _rv) => ({ object: cloneJson(o0), tracked: false }), { readsOld: false })
+  // A version from the client means one attempt (guaranteedUpdate answers a race with 409 instead of retrying):
+  // the decoded body is used as it is; retries without one each get a fresh copy.
+  return guaranteedUpdate(ctx, def, target, name, clientRv, (_old, _rv) => ({ object: clientRv !== 0 ? o0 : cloneJson(o0), tracked: false }), { readsOld: false })
 }
 
 // ---- delete ----

@@ -47,3 +47,49 @@ t.test('random texts agree with a full key scan', async (t) => {
   }
   t.equal(wrong, 0)
 })
+
+/**
+ * scrubDecoded (one walk on the update and create paths) against what it replaces: dropNulls, then pruneUnknown, and
+ * countValueKeys of the value before either; on random pod-shaped values with nulls and unknown fields at every level
+ * (struct fields, map values, list items, a preserve-unknown-fields part).
+ */
+t.test('scrubDecoded does what dropNulls, pruneUnknown and the key count do', async (t) => {
+  const { rng } = await import('../helpers/rng.js')
+  const { scrubDecoded, pruneUnknown, countValueKeys } = await import('../../src/machinery/field-validation.js')
+  const { dropNulls, loadDefinitions } = await import('../../src/registry/schema.js')
+  const { typeTree } = await import('../../src/machinery/patch/schema-walk.js')
+  const defs = loadDefinitions()
+  const trees = [typeTree(defs, 'io.orch.api.core.v1.Pod'), typeTree(defs, 'io.orch.api.apps.v1.Deployment')]
+  const r = rng(11)
+  const pick = <T>(xs: T[]): T => xs[Math.floor(r() * xs.length)]
+  const names = ['metadata', 'spec', 'status', 'labels', 'annotations', 'containers', 'name', 'image', 'env', 'value', 'template',
+    'conditions', 'type', 'nodeName', 'bogus', '', 'x.y', '__proto__', 'ports', 'containerPort', 'selector', 'matchLabels', 'resources', 'limits']
+  const value = (depth: number): unknown => {
+    const k = r()
+    if (depth > 5 || k < 0.3) return pick([null, 'a', 1, true, '', 0])
+    if (k < 0.5) return Array.from({ length: Math.floor(r() * 3) }, () => value(depth + 1))
+    const o: Record<string, unknown> = {}
+    for (let i = Math.floor(r() * 5); i > 0; i--) {
+      const name = pick(names)
+      Object.defineProperty(o, name, { value: value(depth + 1), enumerable: true, writable: true, configurable: true })
+    }
+    return o
+  }
+  for (let i = 0; i < 3000; i++) {
+    const tree = pick(trees)
+    const v = { metadata: value(1), spec: value(1), status: value(2), extra: value(3) }
+    const text = JSON.stringify(v)
+    const a = JSON.parse(text) as Record<string, unknown>
+    const b = JSON.parse(text) as Record<string, unknown>
+    const count = countValueKeys(a)
+    dropNulls(a)
+    const unknownA = pruneUnknown(a, tree)
+    const unknownB: string[] = []
+    const countB = scrubDecoded(b, tree, unknownB)
+    if (JSON.stringify(b) !== JSON.stringify(a) || unknownB.join('|') !== unknownA.join('|') || countB !== count) {
+      t.fail(`case ${i}: ${text}`)
+      return
+    }
+  }
+  t.pass('3000 random values')
+})

@@ -69,6 +69,9 @@ t.test('sameJsonText cases', async (t) => {
   t.equal(sameJsonText({ d: new Date(0) }, { d: '1970-01-01T00:00:00.000Z' }), undefined)
   t.equal(sameJsonText({ a: 'x'.repeat(5000) }, { a: 'x'.repeat(4999) + 'y' }), false)
   t.equal(sameJsonText([1, 2], [1, 2, 3]), false)
+  const shared = { d: new Date(0), u: undefined, n: [1, undefined] }
+  t.equal(sameJsonText({ a: 1, s: shared }, { a: 1, s: shared }), true, 'a shared value prints the same, whatever it holds')
+  t.equal(sameJsonText({ a: 1, s: shared }, { a: 2, s: shared }), false)
 })
 
 t.test('cloneJson copies like structuredClone', async (t) => {

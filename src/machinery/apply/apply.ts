@@ -91,8 +91,33 @@ function listElements(n: TypeNode, list: unknown[], path: Path): PathElement[] {
   })
 }
 
-/** Fields added, modified and removed from `lhs` to `rhs` (upstream TypedValue.Compare). */
-export function compareObjects(lhs: unknown, rhs: unknown, node: TypeNode): Comparison {
+/**
+ * Throws what compareObjects would throw walking a value against itself (an item of a walked associative list that
+ * cannot be keyed), without comparing anything: a value compared with itself has no changes.
+ */
+function checkListKeys(v: unknown, n: TypeNode): void {
+  const k = walkKind(n, v, v)
+  if (k === 'leaf') return
+  if (k === 'map') {
+    if (!isObject(v)) return
+    for (const key of Object.keys(v)) checkListKeys(v[key], n.child(key))
+    return
+  }
+  const list = Array.isArray(v) ? v : []
+  const pes = listElements(n, list, [])
+  if (list.length === 1) { checkListKeys(list[0], n.item); return }
+  // Items whose key occurs more than once are compared whole, not walked.
+  const count = new Map<string, number>()
+  for (const pe of pes) count.set(pe.key, (count.get(pe.key) ?? 0) + 1)
+  for (let i = 0; i < list.length; i++) if (count.get(pes[i]!.key) === 1) checkListKeys(list[i], n.item)
+}
+
+/**
+ * Fields added, modified and removed from `lhs` to `rhs` (upstream TypedValue.Compare). `sameIsUnchanged`: a value
+ * that is the very same object on both sides (shared by a write that kept it) is not walked, only checked for
+ * unkeyable list items; the error thrown for one then names no path.
+ */
+export function compareObjects(lhs: unknown, rhs: unknown, node: TypeNode, sameIsUnchanged = false): Comparison {
   const c: Comparison = { added: new FieldSet(), modified: new FieldSet(), removed: new FieldSet() }
   const path: PathElement[] = []
   const visit = (key: string, lm: Obj | undefined, rm: Obj | undefined, n: TypeNode): void => {
@@ -104,6 +129,10 @@ export function compareObjects(lhs: unknown, rhs: unknown, node: TypeNode): Comp
     path.pop()
   }
   const walk = (l: unknown, r: unknown, n: TypeNode): void => {
+    if (sameIsUnchanged && l === r && l !== undefined) {
+      if (l !== null && typeof l === 'object') checkListKeys(l, n)
+      return
+    }
     const k = walkKind(n, l, r)
     if (k === 'leaf') {
       if (l === undefined) c.added.insert(path)
@@ -278,8 +307,8 @@ function dropEmptyManagers(managed: Managed): void {
 }
 
 /** Ownership changes of the other managers for a write from `live` to `next`; conflicts when not forced. */
-function updateOwners(live: unknown, next: unknown, managed: Managed, workflow: string, force: boolean, node: TypeNode, ignored: FieldSet | undefined): { compare: Comparison; conflicts?: Map<string, FieldSet> } {
-  const raw = compareObjects(live, next, node)
+function updateOwners(live: unknown, next: unknown, managed: Managed, workflow: string, force: boolean, node: TypeNode, ignored: FieldSet | undefined, sameIsUnchanged = false): { compare: Comparison; conflicts?: Map<string, FieldSet> } {
+  const raw = compareObjects(live, next, node, sameIsUnchanged)
   const compare: Comparison = { added: filterIgnored(raw.added, ignored), modified: filterIgnored(raw.modified, ignored), removed: filterIgnored(raw.removed, ignored) }
   const changed = compare.modified.union(compare.added)
   const conflicts = new Map<string, FieldSet>()
@@ -299,8 +328,8 @@ function updateOwners(live: unknown, next: unknown, managed: Managed, workflow: 
   return { compare }
 }
 
-function updaterUpdate(live: unknown, next: unknown, managed: Managed, manager: string, apiVersion: string, node: TypeNode, ignored: FieldSet | undefined): void {
-  const { compare } = updateOwners(live, next, managed, manager, true, node, ignored)
+function updaterUpdate(live: unknown, next: unknown, managed: Managed, manager: string, apiVersion: string, node: TypeNode, ignored: FieldSet | undefined, sameIsUnchanged = false): void {
+  const { compare } = updateOwners(live, next, managed, manager, true, node, ignored, sameIsUnchanged)
   const prev = managed.fields.get(manager)?.set ?? new FieldSet()
   const set = filterIgnored(prev.difference(compare.removed).union(compare.modified).union(compare.added), ignored)
   if (set.empty()) managed.fields.delete(manager)
@@ -343,8 +372,8 @@ function stripMeta(managed: Managed, manager: string): void {
 }
 
 /** An Update by `info` from `live` to `next`: the writer takes what changed (managedFieldsUpdater + stripMeta). */
-function trackUpdate(managed: Managed, live: unknown, next: unknown, info: ManagerInfo, now: string, node: TypeNode, ignored: FieldSet | undefined): void {
-  updaterUpdate(live, next, managed, CURRENT_OPERATION, info.apiVersion, node, ignored)
+function trackUpdate(managed: Managed, live: unknown, next: unknown, info: ManagerInfo, now: string, node: TypeNode, ignored: FieldSet | undefined, sameIsUnchanged = false): void {
+  updaterUpdate(live, next, managed, CURRENT_OPERATION, info.apiVersion, node, ignored, sameIsUnchanged)
   stripMeta(managed, CURRENT_OPERATION)
   const vs = managed.fields.get(CURRENT_OPERATION)
   if (!vs) return
@@ -409,12 +438,22 @@ function withoutManagedFields(o: unknown): Obj {
 /** A new top level (and metadata) without managedFields; nested values are shared with `o`. */
 function shallowWithoutManagedFields(o: unknown): Obj {
   if (!isObject(o)) return {}
-  const c: Obj = { ...o }
+  // Key by key: spread and rest copies of these (often dictionary-mode) objects cost several times more.
+  const c: Obj = {}
+  for (const k of Object.keys(o)) setOwn(c, k, o[k])
   if (isObject(o.metadata)) {
-    const { managedFields: _drop, ...md } = o.metadata as Obj
+    const src = o.metadata as Obj
+    const md: Obj = {}
+    for (const k of Object.keys(src)) if (k !== 'managedFields') setOwn(md, k, src[k])
     c.metadata = md
   }
   return c
+}
+
+/** An own data property, as a spread copy makes it (`__proto__` too, which plain assignment would not make own). */
+function setOwn(o: Obj, k: string, v: unknown): void {
+  if (k === '__proto__') Object.defineProperty(o, k, { value: v, enumerable: true, writable: true, configurable: true })
+  else o[k] = v
 }
 
 function setManagedFields(o: Obj, managed: Managed): void {
@@ -608,6 +647,9 @@ export function applyPatch(live: object | undefined, applied: object, manager: s
   return { object, conflicts: [], changed: r.object !== null, created: live === undefined }
 }
 
+/** An Update's decoded managedFields keep their source objects: sets the write leaves alone are encoded with them. */
+const KEEP_SOURCES = { keepSources: true }
+
 export interface UpdateOptions {
   /** Set when writing through a subresource: the body's managedFields are ignored. */
   subresource?: string
@@ -637,14 +679,14 @@ export interface UpdateOptions {
 export function updateManagedFields(old: object | undefined, updated: object, manager: string, operation: 'Update', apiVersion: string, now: string, schema: TypeNode, opts: UpdateOptions = {}): Obj {
   const liveMF = isObject(old) && isObject((old as Obj).metadata) ? (old as Obj).metadata.managedFields : undefined
   const newMF = isObject(updated) && isObject((updated as Obj).metadata) ? (updated as Obj).metadata.managedFields : undefined
-  const decodeOrEmpty = (v: unknown): Managed => { try { return decodeManagedFields(v) } catch { return emptyManaged() } }
+  const decodeOrEmpty = (v: unknown): Managed => { try { return decodeManagedFields(v, KEEP_SOURCES) } catch { return emptyManaged() } }
   let managed: Managed
   let reset = false
   if (opts.subresource) managed = decodeOrEmpty(liveMF)
   else if (isResetManagedFields(newMF, opts.emptyListResets ?? true)) { managed = emptyManaged(); reset = true }
   else {
     let m: Managed | undefined
-    try { m = decodeManagedFields(newMF) } catch { m = undefined }
+    try { m = decodeManagedFields(newMF, KEEP_SOURCES) } catch { m = undefined }
     managed = m && m.fields.size > 0 ? m : decodeOrEmpty(liveMF)
   }
   const result = shallowWithoutManagedFields(updated)
@@ -654,7 +696,8 @@ export function updateManagedFields(old: object | undefined, updated: object, ma
   const info: ManagerInfo = { manager: manager === '' ? 'unknown' : manager, operation, apiVersion }
   if (opts.subresource) info.subresource = opts.subresource
   try {
-    trackUpdate(managed, liveObj, result, info, formatTime(now), schema, ignoredSet(opts.ignoredFields))
+    // Errors of the walk are not reported (the stored managedFields are kept): values the write kept are not walked.
+    trackUpdate(managed, liveObj, result, info, formatTime(now), schema, ignoredSet(opts.ignoredFields), true)
     capUpdateManagers(managed)
   } catch {
     if (liveMF !== undefined) {

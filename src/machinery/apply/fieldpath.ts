@@ -299,6 +299,24 @@ export class FieldSet {
   // The set operations return new sets that may share unchanged subtrees with their inputs: sets are not
   // modified once built (insert is for building only).
 
+  /** Whether every path of this set is in `o`. */
+  subsetOf(o: FieldSet): boolean {
+    if (this === o) return true
+    for (const k of this.members.keys()) if (!o.members.has(k)) return false
+    for (const [k, c] of this.children) {
+      const oc = o.children.get(k)
+      if (oc === undefined ? !c.set.empty() : !c.set.subsetOf(oc.set)) return false
+    }
+    return true
+  }
+
+  /** Whether both sets have the same paths. */
+  samePaths(o: FieldSet): boolean {
+    return this === o || (this.subsetOf(o) && o.subsetOf(this))
+  }
+
+  // difference and recursiveDifference return the set itself when they remove nothing.
+
   union(o: FieldSet): FieldSet {
     if (o.members.size === 0 && o.children.size === 0) return this
     if (this.members.size === 0 && this.children.size === 0) return o
@@ -330,29 +348,33 @@ export class FieldSet {
   difference(o: FieldSet): FieldSet {
     if (o.members.size === 0 && o.children.size === 0) return this
     const out = new FieldSet()
-    for (const [k, pe] of this.members) if (!o.members.has(k)) out.members.set(k, pe)
+    let same = true
+    for (const [k, pe] of this.members) if (!o.members.has(k)) out.members.set(k, pe); else same = false
     for (const [k, c] of this.children) {
       const oc = o.children.get(k)
       if (!oc) { out.children.set(k, c); continue }
       const r = c.set.difference(oc.set)
-      if (!r.empty()) out.children.set(k, { pe: c.pe, set: r })
+      if (r !== c.set) same = false
+      if (!r.empty()) out.children.set(k, r === c.set ? c : { pe: c.pe, set: r })
     }
-    return out
+    return same ? this : out
   }
 
   /** Like difference, but a member of `o` also removes every path below it. */
   recursiveDifference(o: FieldSet): FieldSet {
     if (o.members.size === 0 && o.children.size === 0) return this
     const out = new FieldSet()
-    for (const [k, pe] of this.members) if (!o.members.has(k)) out.members.set(k, pe)
+    let same = true
+    for (const [k, pe] of this.members) if (!o.members.has(k)) out.members.set(k, pe); else same = false
     for (const [k, c] of this.children) {
-      if (o.members.has(k)) continue
+      if (o.members.has(k)) { same = false; continue }
       const oc = o.children.get(k)
       if (!oc) { out.children.set(k, c); continue }
       const r = c.set.recursiveDifference(oc.set)
-      if (!r.empty()) out.children.set(k, { pe: c.pe, set: r })
+      if (r !== c.set) same = false
+      if (!r.empty()) out.children.set(k, r === c.set ? c : { pe: c.pe, set: r })
     }
-    return out
+    return same ? this : out
   }
 
   /** Adds as members the declared struct fields that only appear as parents (upstream EnsureNamedFieldsAreMembers). */
@@ -454,20 +476,20 @@ export function nodeFor(node: TypeNode, v: unknown): 'scalar' | 'map' | 'list' |
  * Throws an Error with the upstream text for items that cannot be keyed.
  */
 export function listItemElement(list: TypeNode, item: unknown): PathElement {
-  if (isObject(item)) {
-    let byList = itemElements.get(item)
-    const hit = byList?.get(list)
-    if (hit) return hit
-    const pe = computeItemElement(list, item)
-    if (!byList) { byList = new Map(); itemElements.set(item, byList) }
-    byList.set(list, pe)
-    return pe
-  }
   return computeItemElement(list, item)
 }
 
-/** Path elements of list items, per item object and list type (items are not mutated while a write is computed). */
-const itemElements = new WeakMap<object, Map<TypeNode, PathElement>>()
+/**
+ * Key elements of list-map items by list type and key values (scalars only), one Map level per key field: items are
+ * new objects on every write, their keys (container names, condition types) the same few values.
+ */
+let keyElements = new Map<TypeNode, Map<unknown, unknown>>()
+let keyElementsCount = 0
+const KEY_ELEMENTS_LIMIT = 16384
+
+function cacheableKeyValue(v: unknown): boolean {
+  return (typeof v === 'string' && v.length <= CACHED_NAME_LENGTH) || typeof v === 'number' || typeof v === 'boolean'
+}
 
 function computeItemElement(list: TypeNode, item: unknown): PathElement {
   const keys = list.listMapKeys
@@ -476,6 +498,7 @@ function computeItemElement(list: TypeNode, item: unknown): PathElement {
     if (!isObject(item)) throw new Error('associative list with keys may not have non-map elements')
     const fields: Array<readonly [string, unknown]> = []
     const itemType = list.item
+    let cacheable = true
     for (const k of keys) {
       if (Object.prototype.hasOwnProperty.call(item, k)) fields.push([k, item[k]])
       else {
@@ -483,8 +506,25 @@ function computeItemElement(list: TypeNode, item: unknown): PathElement {
         if (def === undefined || def === null) throw new Error(`associative list with keys has an element that omits key field ${JSON.stringify(k)} (and doesn't have default value)`)
         fields.push([k, def])
       }
+      if (!cacheableKeyValue(fields[fields.length - 1]![1])) cacheable = false
     }
-    return keyElement(fields)
+    if (!cacheable) return keyElement(fields)
+    if (keyElementsCount >= KEY_ELEMENTS_LIMIT) { keyElements = new Map(); keyElementsCount = 0 }
+    let level = keyElements.get(list)
+    if (level === undefined) { level = new Map(); keyElements.set(list, level) }
+    for (let i = 0; i < fields.length - 1; i++) {
+      let next = level.get(fields[i]![1]) as Map<unknown, unknown> | undefined
+      if (next === undefined) { next = new Map(); level.set(fields[i]![1], next) }
+      level = next
+    }
+    const last = fields[fields.length - 1]![1]
+    let pe = level.get(last) as PathElement | undefined
+    if (pe === undefined) {
+      pe = keyElement(fields)
+      level.set(last, pe)
+      keyElementsCount++
+    }
+    return pe
   }
   if (isObject(item)) throw new Error("associative list without keys has an element that's a map type")
   if (Array.isArray(item)) throw new Error('not supported: associative list with lists as elements')

@@ -35,6 +35,11 @@ export interface VersionedSet {
 export interface Managed {
   fields: Map<string, VersionedSet>
   times: Map<string, string | undefined>
+  /**
+   * The decoded entries' fieldsV1 objects that are already in the encoded form, by manager identifier, with the set
+   * each decoded to: an entry whose set is still that set is encoded with that object (see decodeManagedFields).
+   */
+  sources?: Map<string, { set: FieldSet; fieldsV1: Record<string, unknown> }>
 }
 
 export function emptyManaged(): Managed {
@@ -44,7 +49,9 @@ export function emptyManaged(): Managed {
 export function cloneManaged(m: Managed): Managed {
   const fields = new Map<string, VersionedSet>()
   for (const [k, v] of m.fields) fields.set(k, { set: v.set, apiVersion: v.apiVersion, applied: v.applied })
-  return { fields, times: new Map(m.times) }
+  const out: Managed = { fields, times: new Map(m.times) }
+  if (m.sources) out.sources = m.sources
+  return out
 }
 
 /**
@@ -52,20 +59,29 @@ export function cloneManaged(m: Managed): Managed {
  * and subresource. Re-applying with another apiVersion updates the same Apply entry.
  */
 export function managerIdentifier(info: ManagerInfo): string {
-  const k = `${info.manager}\u0000${info.operation}\u0000${info.apiVersion}\u0000${info.subresource ?? ''}`
-  let id = identifiers.get(k)
+  // Nested maps by part: a look-up hashes the (usually interned) parts instead of a key built for it.
+  const sub = info.subresource ?? ''
+  let byOp = identifiers.get(info.manager)
+  let byVersion = byOp?.get(info.operation)
+  let bySub = byVersion?.get(info.apiVersion)
+  let id = bySub?.get(sub)
   if (id === undefined) {
     id = buildIdentifier(info)
-    if (k.length <= CACHED_IDENTIFIER_LENGTH) {
-      if (identifiers.size >= IDENTIFIERS_LIMIT) identifiers.clear()
-      identifiers.set(k, id)
+    if (info.manager.length + info.apiVersion.length + sub.length <= CACHED_IDENTIFIER_LENGTH) {
+      if (identifiersCount >= IDENTIFIERS_LIMIT) { identifiers.clear(); identifiersCount = 0; byOp = byVersion = bySub = undefined }
+      if (byOp === undefined) { byOp = new Map(); identifiers.set(info.manager, byOp) }
+      if (byVersion === undefined) { byVersion = new Map(); byOp.set(info.operation, byVersion) }
+      if (bySub === undefined) { bySub = new Map(); byVersion.set(info.apiVersion, bySub) }
+      bySub.set(sub, id)
+      identifiersCount++
     }
   }
   return id
 }
 
 /** Identifiers and their parts, both ways: a cluster has few managers, and every write names one or more. */
-const identifiers = new Map<string, string>()
+const identifiers = new Map<string, Map<Operation, Map<string, Map<string, string>>>>()
+let identifiersCount = 0
 const parsedIdentifiers = new Map<string, Readonly<ManagerInfo>>()
 const IDENTIFIERS_LIMIT = 4096
 /** Longer ones (managers named in bodies have no length limit) are not kept. */
@@ -123,9 +139,21 @@ export function formatTime(t: string | number | Date): string {
 
 function seconds(t: string | undefined): number {
   if (t === undefined) return 0
-  const ms = Date.parse(t)
-  return Number.isNaN(ms) ? 0 : Math.floor(ms / 1000)
+  let s = secondsOf.get(t)
+  if (s === undefined) {
+    const ms = Date.parse(t)
+    s = Number.isNaN(ms) ? 0 : Math.floor(ms / 1000)
+    if (t.length <= 64) {
+      if (secondsOf.size >= SECONDS_LIMIT) secondsOf.clear()
+      secondsOf.set(t, s)
+    }
+  }
+  return s
 }
+
+/** Entry times parsed (the entries of a write carry a few distinct times, most of them the current second's). */
+const secondsOf = new Map<string, number>()
+const SECONDS_LIMIT = 1024
 
 /** True when an Update body asks to clear the tracking: `[{}]` (and, as upstream, `[]`). */
 export function isResetManagedFields(v: unknown, emptyListResets = true): boolean {
@@ -142,7 +170,7 @@ export function isResetManagedFields(v: unknown, emptyListResets = true): boolea
  * Decodes `metadata.managedFields` (upstream DecodeManagedFields). Throws an Error with the upstream text for an
  * invalid entry (unknown operation, no apiVersion, missing or unknown fieldsType, undecodable fieldsV1).
  */
-export function decodeManagedFields(entries: unknown): Managed {
+export function decodeManagedFields(entries: unknown, opts: { keepSources?: boolean } = {}): Managed {
   const managed = emptyManaged()
   if (entries === undefined || entries === null) return managed
   if (!Array.isArray(entries)) throw new Error('managedFields must be a list')
@@ -155,14 +183,89 @@ export function decodeManagedFields(entries: unknown): Managed {
     const info: ManagerInfo = { manager: typeof e.manager === 'string' ? e.manager : '', operation: e.operation, apiVersion: e.apiVersion }
     if (typeof e.subresource === 'string' && e.subresource !== '') info.subresource = e.subresource
     const id = managerIdentifier(info)
-    let set: FieldSet
-    try { set = FieldSet.fromFieldsV1(e.fieldsV1) } catch (err) {
+    let decoded: DecodedSet
+    try { decoded = decodeSet(e.fieldsV1) } catch (err) {
       throw new Error(`error decoding versioned set from ${JSON.stringify(e)}: error decoding set: ${(err as Error).message}`)
     }
+    const set = decoded.set
+    if (opts.keepSources && decoded.encoded) (managed.sources ??= new Map()).set(id, { set, fieldsV1: e.fieldsV1 as Record<string, unknown> })
     managed.fields.set(id, { set, apiVersion: e.apiVersion, applied: e.operation === 'Apply' })
     managed.times.set(id, typeof e.time === 'string' ? e.time : undefined)
   })
   return managed
+}
+
+interface DecodedSet {
+  set: FieldSet
+  /** Whether the decoded value is what encoding the set gives (same members in the same order). */
+  encoded: boolean
+}
+
+/**
+ * Sets decoded before, by the shape of their FieldsV1 value: the objects of a type share a few shapes, and each write
+ * decodes the stored entries again. A trie of the value's tokens (each key, an opening and a closing mark per object,
+ * a mark for null) leads to the set: a look-up is a Map step per token over keys JSON.parse interned, where a text
+ * key would need the value printed and hashed. The sets are never modified (FieldSet operations make new ones).
+ */
+interface ShapeNode { next: Map<string | symbol, ShapeNode>; decoded?: DecodedSet }
+const OPEN = Symbol('{')
+const CLOSE = Symbol('}')
+const NULL = Symbol('null')
+let shapes: ShapeNode = { next: new Map() }
+let shapeNodes = 0
+const SHAPE_NODES_LIMIT = 1 << 16
+/** Keys longer than this (a client can send any) are not kept: such values are decoded without the cache. */
+const CACHED_KEY_LENGTH = 256
+
+function decodeSet(v: unknown): DecodedSet {
+  const node = shapeOf(v, shapes)
+  if (node === undefined) return { set: FieldSet.fromFieldsV1(v), encoded: false }
+  if (node.decoded !== undefined) return node.decoded
+  const set = FieldSet.fromFieldsV1(v)
+  const decoded = { set, encoded: sameShape(set.toFieldsV1(), v) }
+  node.decoded = decoded
+  return decoded
+}
+
+function step(node: ShapeNode, token: string | symbol): ShapeNode {
+  let n = node.next.get(token)
+  if (n === undefined) {
+    if (shapeNodes >= SHAPE_NODES_LIMIT) { shapes = { next: new Map() }; shapeNodes = 0 }
+    n = { next: new Map() }
+    node.next.set(token, n)
+    shapeNodes++
+  }
+  return n
+}
+
+/**
+ * The trie node of a FieldsV1 value made of plain objects and nulls only (what a valid one is); undefined for
+ * anything else (arrays, scalars, class instances, long keys): that is decoded without the cache, and fails as it should.
+ */
+function shapeOf(v: unknown, node: ShapeNode): ShapeNode | undefined {
+  if (v === null) return step(node, NULL)
+  if (typeof v !== 'object' || Object.getPrototypeOf(v) !== Object.prototype) return undefined
+  const o = v as Record<string, unknown>
+  let n: ShapeNode | undefined = step(node, OPEN)
+  for (const k of Object.keys(o)) {
+    if (k.length > CACHED_KEY_LENGTH) return undefined
+    n = shapeOf(o[k], step(n, k))
+    if (n === undefined) return undefined
+  }
+  return step(n, CLOSE)
+}
+
+/** Whether two FieldsV1 values have the same keys in the same order throughout. */
+function sameShape(a: unknown, b: unknown): boolean {
+  if (a === null || b === null) return a === b
+  if (typeof a !== 'object' || typeof b !== 'object') return false
+  const ak = Object.keys(a as object)
+  const bk = Object.keys(b as object)
+  if (ak.length !== bk.length) return false
+  for (let i = 0; i < ak.length; i++) {
+    if (ak[i] !== bk[i] || !sameShape((a as Record<string, unknown>)[ak[i]], (b as Record<string, unknown>)[bk[i]])) return false
+  }
+  return true
 }
 
 /** Encodes decoded managedFields back into entries, sorted as upstream; undefined when there are none. */
@@ -178,7 +281,9 @@ export function encodeManagedFields(managed: Managed): ManagedFieldsEntry[] | un
     const t = managed.times.get(id)
     if (t !== undefined) e.time = formatTime(t)
     e.fieldsType = 'FieldsV1'
-    e.fieldsV1 = vs.set.toFieldsV1()
+    // A set with the paths it was decoded with is encoded as it was read (the write handed it back and forth).
+    const src = managed.sources?.get(id)
+    e.fieldsV1 = src !== undefined && src.set.samePaths(vs.set) ? src.fieldsV1 : vs.set.toFieldsV1()
     if (info.subresource) e.subresource = info.subresource
     out.push(e)
   }
@@ -187,6 +292,7 @@ export function encodeManagedFields(managed: Managed): ManagedFieldsEntry[] | un
 
 /** Upstream order: operation (Apply first), time, manager, apiVersion, subresource. */
 export function sortEntries(entries: ManagedFieldsEntry[]): ManagedFieldsEntry[] {
+  if (entries.length < 2) return entries
   return entries.sort((p, q) => {
     if (p.operation !== q.operation) return (p.operation ?? '') < (q.operation ?? '') ? -1 : 1
     const ps = seconds(p.time)

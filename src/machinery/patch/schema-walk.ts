@@ -61,6 +61,8 @@ function schemaType(s: SchemaNode): string | undefined {
 /** Shared, lazily filled part of a node: the shape of the type behind it. */
 class Shape {
   readonly fieldCache = new Map<string, TypeNode>()
+  /** alwaysPresent answers by field name (asked for every key one side of an update lacks). */
+  readonly presentCache = new Map<string, boolean>()
   elemNode: TypeNode | undefined
   constructor(
     readonly resolver: Resolver | undefined,
@@ -191,6 +193,17 @@ export class TypeNode {
    */
   alwaysPresent(name: string): boolean {
     if (this.kind !== 'struct') return false
+    const shape = this.#shape
+    let p = shape.presentCache.get(name)
+    if (p === undefined) {
+      p = this.#alwaysPresent(name)
+      // Declared fields only: undeclared names come from clients and are answered without being kept.
+      if (this.hasField(name)) shape.presentCache.set(name, p)
+    }
+    return p
+  }
+
+  #alwaysPresent(name: string): boolean {
     const shape = this.#shape
     if (shape.required.has(name)) return true
     if (!VALUE_STRUCT_FIELDS.has(name)) return false
