@@ -4,6 +4,7 @@
 import { ApiError, badRequest, internal } from '../errors.js'
 import type { StatusCause } from '../errors.js'
 import { isObject, jsonClone, jsonEqual } from '../patch/schema-walk.js'
+import { memoize } from '../memo.js'
 import type { TypeNode } from '../patch/schema-walk.js'
 import {
   FieldSet, TypedError, fieldElement, goJSON, listItemElement, makePath, nodeFor, pathString, toFieldSet, validateTyped,
@@ -762,18 +763,8 @@ export function managerFromUserAgent(ua: string): string {
 /** `fieldManager` when given, else the User-Agent derivation (upstream managerOrUserAgent). */
 export function managerOrUserAgent(fieldManager: string | undefined, ua: string | undefined): string {
   if (fieldManager) return fieldManager
-  const agent = ua ?? ''
-  let m = managersByAgent.get(agent)
-  if (m === undefined) {
-    m = managerFromUserAgent(agent)
-    if (agent.length <= 512) {
-      if (managersByAgent.size >= MANAGERS_BY_AGENT_LIMIT) managersByAgent.clear()
-      managersByAgent.set(agent, m)
-    }
-  }
-  return m
+  return managerOfAgent(ua ?? '')
 }
 
-/** User-Agents seen and the managers derived from them (clients send the same few agents over and over). */
-const managersByAgent = new Map<string, string>()
-const MANAGERS_BY_AGENT_LIMIT = 1024
+/** Managers derived from User-Agents (clients send the same few agents over and over). */
+const managerOfAgent = memoize(managerFromUserAgent, 1024, 512)

@@ -4,6 +4,7 @@
 // set of paths an object sets according to the schema's list and map types.
 import type { TypeNode } from '../patch/schema-walk.js'
 import { isObject, UNTYPED } from '../patch/schema-walk.js'
+import { memoize } from '../memo.js'
 
 export type PathElementKind = 'f' | 'k' | 'v' | 'i'
 
@@ -127,21 +128,11 @@ export function compareValues(a: unknown, b: unknown): number {
  * Field elements by name: elements are never modified, so every write's walks share one per field name. Only short
  * names are kept (a client's long keys must not stay in memory), at most FIELD_ELEMENTS_LIMIT of them.
  */
-const fieldElements = new Map<string, PathElement>()
 const FIELD_ELEMENTS_LIMIT = 8192
 const CACHED_NAME_LENGTH = 256
 
-export function fieldElement(name: string): PathElement {
-  let pe = fieldElements.get(name)
-  if (pe === undefined) {
-    pe = { kind: 'f', key: `f:${name}`, name }
-    if (name.length <= CACHED_NAME_LENGTH) {
-      if (fieldElements.size >= FIELD_ELEMENTS_LIMIT) fieldElements.clear()
-      fieldElements.set(name, pe)
-    }
-  }
-  return pe
-}
+export const fieldElement: (name: string) => PathElement =
+  memoize((name) => ({ kind: 'f', key: `f:${name}`, name }), FIELD_ELEMENTS_LIMIT, CACHED_NAME_LENGTH)
 
 export function keyElement(fields: Array<readonly [string, unknown]>): PathElement {
   const sorted = fields.slice().sort((x, y) => compareStrings(x[0], y[0]))
@@ -177,21 +168,11 @@ export function compareElements(a: PathElement, b: PathElement): number {
   }
 }
 
-/** Parses a FieldsV1 key (`f:…`, `k:{…}`, `v:…`, `i:N`); undefined for an unknown prefix (ignored, as upstream). */
-export function parseElement(s: string): PathElement | undefined {
-  let pe = parsedElements.get(s)
-  if (pe === undefined) {
-    pe = parseElementText(s) ?? null
-    if (s.length <= CACHED_NAME_LENGTH) {
-      if (parsedElements.size >= FIELD_ELEMENTS_LIMIT) parsedElements.clear()
-      parsedElements.set(s, pe)
-    }
-  }
-  return pe ?? undefined
-}
-
-/** FieldsV1 keys already parsed (null: an unknown prefix): every write decodes the stored managedFields again. */
-const parsedElements = new Map<string, PathElement | null>()
+/**
+ * Parses a FieldsV1 key (`f:…`, `k:{…}`, `v:…`, `i:N`); undefined for an unknown prefix (ignored, as upstream).
+ * Remembered by key: every write decodes the stored managedFields again.
+ */
+export const parseElement: (s: string) => PathElement | undefined = memoize(parseElementText, FIELD_ELEMENTS_LIMIT, CACHED_NAME_LENGTH)
 
 function parseElementText(s: string): PathElement | undefined {
   if (s.length < 2) throw new Error('key must be 2 characters long:')

@@ -1,6 +1,7 @@
 // `metadata.managedFields`: decoding the entries into per-manager field sets and encoding them back in the upstream
 // shape and order (Apply before Update, then time, manager, apiVersion, subresource).
 import { isObject } from '../patch/schema-walk.js'
+import { memoize } from '../memo.js'
 import { FieldSet, goJSONString } from './fieldpath.js'
 
 export type Operation = 'Apply' | 'Update'
@@ -82,7 +83,6 @@ export function managerIdentifier(info: ManagerInfo): string {
 /** Identifiers and their parts, both ways: a cluster has few managers, and every write names one or more. */
 const identifiers = new Map<string, Map<Operation, Map<string, Map<string, string>>>>()
 let identifiersCount = 0
-const parsedIdentifiers = new Map<string, Readonly<ManagerInfo>>()
 const IDENTIFIERS_LIMIT = 4096
 /** Longer ones (managers named in bodies have no length limit) are not kept. */
 const CACHED_IDENTIFIER_LENGTH = 512
@@ -97,17 +97,8 @@ function buildIdentifier(info: ManagerInfo): string {
 }
 
 /** The parts of an identifier. */
-export function parseIdentifier(id: string): Readonly<ManagerInfo> {
-  let info = parsedIdentifiers.get(id)
-  if (info === undefined) {
-    info = Object.freeze(parseIdentifierText(id))
-    if (id.length <= CACHED_IDENTIFIER_LENGTH) {
-      if (parsedIdentifiers.size >= IDENTIFIERS_LIMIT) parsedIdentifiers.clear()
-      parsedIdentifiers.set(id, info)
-    }
-  }
-  return info
-}
+export const parseIdentifier: (id: string) => Readonly<ManagerInfo> =
+  memoize((id) => Object.freeze(parseIdentifierText(id)), IDENTIFIERS_LIMIT, CACHED_IDENTIFIER_LENGTH)
 
 function parseIdentifierText(id: string): ManagerInfo {
   const o = JSON.parse(id) as Record<string, string>
@@ -138,22 +129,14 @@ export function formatTime(t: string | number | Date): string {
 }
 
 function seconds(t: string | undefined): number {
-  if (t === undefined) return 0
-  let s = secondsOf.get(t)
-  if (s === undefined) {
-    const ms = Date.parse(t)
-    s = Number.isNaN(ms) ? 0 : Math.floor(ms / 1000)
-    if (t.length <= 64) {
-      if (secondsOf.size >= SECONDS_LIMIT) secondsOf.clear()
-      secondsOf.set(t, s)
-    }
-  }
-  return s
+  return t === undefined ? 0 : secondsOf(t)
 }
 
 /** Entry times parsed (the entries of a write carry a few distinct times, most of them the current second's). */
-const secondsOf = new Map<string, number>()
-const SECONDS_LIMIT = 1024
+const secondsOf = memoize((t) => {
+  const ms = Date.parse(t)
+  return Number.isNaN(ms) ? 0 : Math.floor(ms / 1000)
+}, 1024, 64)
 
 /** True when an Update body asks to clear the tracking: `[{}]` (and, as upstream, `[]`). */
 export function isResetManagedFields(v: unknown, emptyListResets = true): boolean {
