@@ -39,7 +39,12 @@ export class ApiError extends Error {
   continueToken: string | undefined
 
   constructor(code: number, reason: string, message: string, details?: StatusDetails, opts?: { headers?: Record<string, string>; plainText?: boolean }) {
+    // No stack: an ApiError is an answer to the client, not a fault (a 500's cause keeps its own). Capturing one was
+    // the largest cost of a 401, 404 or 409 (~12 µs of a 401's ~40 in a profile of rejected GETs).
+    const limit = Error.stackTraceLimit
+    Error.stackTraceLimit = 0
     super(message)
+    Error.stackTraceLimit = limit
     this.code = code
     this.reason = reason
     this.details = details
