@@ -1,6 +1,6 @@
-// JSON text to protobuf: objects and list items straight from their stored JSON bytes, without JSON.parse. Stored objects are
-// JSON.stringify output, so the text is walked once: keys are matched to fields by hash, strings without escapes
-// are copied as they are, FieldsV1 and RawExtension values (which protobuf carries as JSON) are copied as the
+// Stored JSON text to protobuf: objects and list items straight from their JSON bytes, without JSON.parse. Stored
+// objects are JSON.stringify output, so the text is walked once: keys are matched to fields by hash, strings without
+// escapes are copied as they are, FieldsV1 and RawExtension values (which protobuf carries as JSON) are copied as the
 // canonical text they already are. Whatever this path does not handle exactly as encMessage would (an escaped key,
 // whitespace, a value of the wrong type, a duplicate key, anything malformed) abandons the item, which is then parsed
 // and encoded by encMessage: the output is the same bytes either way, and errors are encMessage's.
