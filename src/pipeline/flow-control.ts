@@ -260,6 +260,7 @@ function applyReplica(r: ConfigReplica): void {
   schemas = next
   catchAll = next.find((s) => s.name === 'catch-all') ?? next[next.length - 1]
   classified.clear()
+  lastOf = new WeakMap()
 }
 
 function reportCounts(): void {
@@ -282,9 +283,54 @@ function reportCounts(): void {
 /** Classification results of this replica by identity and every request attribute a FlowSchema rule can look at. */
 const classified = new IdentityCache<SchemaRef>(65536)
 
+/**
+ * The last classification of each identity (its groups array, as in the cache above) with the attributes it was made
+ * for: a client repeating the same kind of request is answered by comparing those, without building the cache's key.
+ */
+interface LastClassification {
+  username: string
+  resource: boolean
+  verb: string
+  group: string
+  resourceName: string
+  subresource: string
+  namespace: string
+  path: string
+  schema: SchemaRef
+}
+let lastOf = new WeakMap<readonly string[], LastClassification>()
+
 function classify(ctx: RequestContext): SchemaRef {
   const user = ctx.user ?? ANONYMOUS
   const i = ctx.info
+  const last = lastOf.get(user.groups)
+  if (last !== undefined && last.username === user.username && last.verb === i.verb && last.resource === i.isResourceRequest &&
+    (i.isResourceRequest
+      ? last.resourceName === i.resource && last.group === i.group && last.namespace === i.namespace && last.subresource === i.subresource
+      : last.path === i.path)) {
+    return last.schema
+  }
+  const s = classifyByKey(user, i)
+  if (last === undefined) {
+    lastOf.set(user.groups, {
+      username: user.username, resource: i.isResourceRequest, verb: i.verb, group: i.group, resourceName: i.resource,
+      subresource: i.subresource, namespace: i.namespace, path: i.path, schema: s,
+    })
+  } else {
+    last.username = user.username
+    last.resource = i.isResourceRequest
+    last.verb = i.verb
+    last.group = i.group
+    last.resourceName = i.resource
+    last.subresource = i.subresource
+    last.namespace = i.namespace
+    last.path = i.path
+    last.schema = s
+  }
+  return s
+}
+
+function classifyByKey(user: { username: string; groups: string[] }, i: RequestContext['info']): SchemaRef {
   const key = i.isResourceRequest
     ? `${user.username}\u0000${i.verb}\u0000${i.group}\u0000${i.resource}\u0000${i.subresource}\u0000${i.namespace}`
     : `${user.username}\u0000${i.verb}\u0001${i.path}`
