@@ -10,7 +10,7 @@ import {
   type ConfigReplica, type InflightEntry, type LocalCounts, watchKey,
 } from '../../actors/flow-control/messages.js'
 import { FlowClient, RetryAfterTracker, compileFlowSchema, estimateWidth, flowDistinguisher } from '../../actors/flow-control/client.js'
-import type { RequestContext } from './context.js'
+import type { RequestContext, ResponseHeader } from './context.js'
 import type { Store } from './store.js'
 
 export interface FlowConfig {
@@ -211,8 +211,25 @@ interface SchemaRef {
   matches: ReturnType<typeof compileFlowSchema>
   name: string
   level: LevelRef
-  header: [string, string]
+  /** Both UID headers as one prepared header (see uidHeaders), or the FlowSchema's alone with `levelHeader`. */
+  header: ResponseHeader
+  levelHeader: ResponseHeader | undefined
   counts: LocalCounts
+}
+
+const FLOW_SCHEMA_UID_BYTES = Buffer.from(FLOW_SCHEMA_UID_HEADER)
+const PLAIN_UID = /^[A-Za-z0-9-]*$/
+
+/**
+ * The two UID headers of a FlowSchema and its level, made once per replica: the bytes of one header whose value
+ * carries the line break and the second header, so a response writes them in one call (uWS writes name, ": ", value,
+ * CRLF; a header write is a native call, and the two were ~4 % of a GET's front-end time in a profile). The bytes on
+ * the wire are those of two headers. UIDs that are not plain (the server makes them; they always are) go as two.
+ */
+function uidHeaders(fsUid: string, level: LevelRef): [ResponseHeader, ResponseHeader | undefined] {
+  const plUid = level.header[1]
+  if (PLAIN_UID.test(fsUid) && PLAIN_UID.test(plUid)) return [[FLOW_SCHEMA_UID_BYTES, Buffer.from(`${fsUid}\r\n${PRIORITY_LEVEL_UID_HEADER}: ${plUid}`)], undefined]
+  return [[FLOW_SCHEMA_UID_HEADER, fsUid], level.header]
 }
 
 const BUILT_IN: ConfigReplica = {
@@ -253,7 +270,8 @@ function applyReplica(r: ConfigReplica): void {
     const level = levels.get(fs.spec?.priorityLevelConfiguration?.name ?? '')
     if (level === undefined) continue
     const name = String(fs.metadata?.name ?? '')
-    next.push({ obj: fs, matches: compileFlowSchema(fs), name, level, header: [FLOW_SCHEMA_UID_HEADER, String(fs.metadata?.uid ?? '')], counts: { level: level.name, fs: name, dispatched: 0, rejected: 0 } })
+    const [header, levelHeader] = uidHeaders(String(fs.metadata?.uid ?? ''), level)
+    next.push({ obj: fs, matches: compileFlowSchema(fs), name, level, header, levelHeader, counts: { level: level.name, fs: name, dispatched: 0, rejected: 0 } })
   }
   // Counts made under the previous replica still go out with the next report.
   for (const old of schemas) if (old.counts.dispatched > 0 || old.counts.rejected > 0) counted.push(old.counts)
@@ -439,7 +457,8 @@ function priorityAndFairness(ctx: RequestContext): void | Promise<void> {
   if (bypasses(ctx)) return
   const s = classify(ctx)
   const level = s.level
-  ctx.responseHeaders.push(s.header, level.header)
+  ctx.responseHeaders.push(s.header)
+  if (s.levelHeader !== undefined) ctx.responseHeaders.push(s.levelHeader)
   if (unlimited) return
   if (level.kind === 'Exempt') {
     // Exempt requests never wait; their seats are only counted (they feed the borrowing of the other levels).

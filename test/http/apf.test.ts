@@ -193,6 +193,18 @@ t.test('classified responses carry the UIDs of the FlowSchema and the priority l
   const err = await s.request('GET', '/api/v1/namespaces/default/configmaps/none', undefined, as('alice-token'))
   t.equal(err.status, 404)
   t.equal(err.headers['x-orch-pf-flowschema-uid'], await uid(`${FS}/global-default`), 'error answers too')
+  // The raw bytes: each header on its own line, once (the two are written as one prepared block), on a watch too.
+  for (const path of ['/api/v1/namespaces/default/configmaps/none', '/api/v1/namespaces/default/configmaps?watch=1']) {
+    const w = rawRequest(path, 'alice-token')
+    await w.started
+    await new Promise((r) => setTimeout(r, 100))
+    w.socket.destroy()
+    const head = (await w.answered).split('\r\n\r\n')[0].split('\r\n')
+    t.same(head.filter((l) => /^x-orch-pf-/i.test(l)), [
+      `X-Orch-PF-FlowSchema-UID: ${await uid(`${FS}/global-default`)}`,
+      `X-Orch-PF-PriorityLevel-UID: ${await uid(`${PL}/global-default`)}`,
+    ], `${path}: both headers, each on its line`)
+  }
 })
 
 t.test('one identity alternating between requests of different FlowSchemas is classified by each request', async (t) => {
