@@ -5,12 +5,18 @@ import type { ResolvedDefinition } from '../registry/define.js'
 
 export interface UserInfo { username: string; uid: string; groups: string[]; extra?: Record<string, string[]> }
 
+/**
+ * A response header: name and value as text, or as bytes prepared once by whoever adds it (uWS takes bytes as they
+ * are; the stages' fixed headers need no conversion per request).
+ */
+export type ResponseHeader = [string, string] | [Buffer, Buffer]
+
 export interface Response {
   status: number
   /** The body: bytes or a string ready to send. */
   body: Buffer | string
   contentType: string
-  headers: Array<[string, string]>
+  headers: ResponseHeader[]
   /** A long-running answer (watch): the front-end hands it the socket instead of writing body. */
   stream?: (res: any, ctx: RequestContext) => void
   /** Called once the body has been written or dropped (a pooled body buffer goes back; the body is invalid then). */
@@ -52,7 +58,7 @@ export class RequestContext {
   timings: Record<string, number>
   readonly start: number
   /** Extra response headers (Warning, Retry-After, ...). */
-  responseHeaders: Array<[string, string]>
+  responseHeaders: ResponseHeader[]
   /** The pretty query flag. */
   pretty: boolean
   aborted: boolean

@@ -2,7 +2,7 @@
 import { STATUS_CODES } from 'node:http'
 import type { HttpResponse } from 'uWebSockets.js'
 import { ApiError, internal } from '../machinery/errors.js'
-import type { RequestContext, Response } from '../pipeline/context.js'
+import type { RequestContext, Response, ResponseHeader } from '../pipeline/context.js'
 import { contentTypeOf, encodeValue, negotiate, type MediaType } from '../pipeline/encode.js'
 
 const statusLines = new Map<number, string>()
@@ -38,9 +38,11 @@ export function writeResponse(res: HttpResponse, r: Response, head: boolean): vo
     res.writeHeader(CONTENT_TYPE, bytesOf(r.contentType))
     let cache = false
     for (const [k, v] of r.headers) {
+      // Prepared bytes (APF's) go as they are.
+      if (typeof k !== 'string') { res.writeHeader(k, v); continue }
       if (k === 'Cache-Control') cache = true
-      // Short values repeat (APF's UIDs, Content-Encoding): as bytes too; long ones (Warning) as they are.
-      res.writeHeader(bytesOf(k), v.length <= 64 ? bytesOf(v) : v)
+      // Short values repeat (Content-Encoding, Etag): as bytes too; long ones (Warning) as they are.
+      res.writeHeader(bytesOf(k), v.length <= 64 ? bytesOf(v as string) : v)
     }
     if (!cache) res.writeHeader(CACHE_CONTROL, NO_CACHE)
     if (head) {
@@ -59,7 +61,7 @@ export function errorResponse(ctx: RequestContext | undefined, err: unknown): { 
   let bug = false
   if (err instanceof ApiError) e = err
   else { e = internal(err); bug = true }
-  const headers: Array<[string, string]> = ctx ? [...ctx.responseHeaders] : []
+  const headers: ResponseHeader[] = ctx ? [...ctx.responseHeaders] : []
   if (e.headers) for (const [k, v] of Object.entries(e.headers)) headers.push([k, v])
   if (e.plainText) {
     return { response: { status: e.code, body: e.code === 404 ? e.message + '\n' : e.message, contentType: 'text/plain; charset=utf-8', headers }, bug }

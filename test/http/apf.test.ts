@@ -193,6 +193,55 @@ t.test('classified responses carry the UIDs of the FlowSchema and the priority l
   const err = await s.request('GET', '/api/v1/namespaces/default/configmaps/none', undefined, as('alice-token'))
   t.equal(err.status, 404)
   t.equal(err.headers['x-orch-pf-flowschema-uid'], await uid(`${FS}/global-default`), 'error answers too')
+  // The raw bytes: each header on its own line, once (the two are written as one prepared block), on a watch too.
+  for (const path of ['/api/v1/namespaces/default/configmaps/none', '/api/v1/namespaces/default/configmaps?watch=1']) {
+    const w = rawRequest(path, 'alice-token')
+    await w.started
+    await new Promise((r) => setTimeout(r, 100))
+    w.socket.destroy()
+    const head = (await w.answered).split('\r\n\r\n')[0].split('\r\n')
+    t.same(head.filter((l) => /^x-orch-pf-/i.test(l)), [
+      `X-Orch-PF-FlowSchema-UID: ${await uid(`${FS}/global-default`)}`,
+      `X-Orch-PF-PriorityLevel-UID: ${await uid(`${PL}/global-default`)}`,
+    ], `${path}: both headers, each on its line`)
+  }
+})
+
+t.test('one identity alternating between requests of different FlowSchemas is classified by each request', async (t) => {
+  // The front-end remembers each identity's last classification: every attribute a rule looks at must still count.
+  const fs = await s.request('POST', FS, {
+    apiVersion: `${G}/v1`, kind: 'FlowSchema', metadata: { name: 'dave-secrets' },
+    spec: {
+      matchingPrecedence: 600, priorityLevelConfiguration: { name: 'workload-low' },
+      rules: [{
+        subjects: [{ kind: 'User', user: { name: 'dave' } }],
+        resourceRules: [{ verbs: ['get', 'list'], apiGroups: [''], resources: ['secrets', 'pods/status'], namespaces: ['team-a'] }],
+        nonResourceRules: [{ verbs: ['get'], nonResourceURLs: ['/version'] }],
+      }],
+    },
+  }, admin())
+  t.equal(fs.status, 201)
+  const mine = fs.json.metadata.uid as string
+  const global = (await get(`${FS}/global-default`)).json.metadata.uid as string
+  const schemaOf = async (method: string, path: string) => (await s.request(method, path, undefined, as('dave-token'))).headers['x-orch-pf-flowschema-uid']
+  await waitFor('dave-secrets to be in force', async () => (await schemaOf('GET', '/api/v1/namespaces/team-a/secrets')) === mine ? true : undefined)
+  const cases: Array<[string, string, string, string]> = [
+    ['GET', '/api/v1/namespaces/team-a/secrets', mine, 'the rule'],
+    ['GET', '/api/v1/namespaces/team-b/secrets', global, 'another namespace'],
+    ['GET', '/api/v1/namespaces/team-a/secrets', mine, 'back'],
+    ['GET', '/api/v1/namespaces/team-a/configmaps', global, 'another resource'],
+    ['GET', '/api/v1/namespaces/team-a/secrets/x', mine, 'get by name'],
+    ['DELETE', '/api/v1/namespaces/team-a/secrets/x', global, 'another verb'],
+    ['GET', '/api/v1/namespaces/team-a/pods/p/status', mine, 'a subresource in the rule'],
+    ['GET', '/api/v1/namespaces/team-a/pods/p', global, 'its resource without the subresource'],
+    ['GET', '/apis/apps/v1/namespaces/team-a/secrets', global, 'another API group'],
+    ['GET', '/version', mine, 'a non-resource URL in the rule'],
+    ['GET', '/healthz', (await get(`${FS}/probes`)).json.metadata.uid as string, 'another non-resource URL'],
+    ['GET', '/version', mine, 'back'],
+    ['GET', '/api/v1/namespaces/team-a/secrets', mine, 'a resource request after a non-resource one'],
+  ]
+  for (const [method, path, want, what] of cases) t.equal(await schemaOf(method, path), want, `${method} ${path}: ${what}`)
+  t.equal((await s.request('DELETE', `${FS}/dave-secrets`, undefined, admin())).status, 200)
 })
 
 t.test('a user routed to a one-seat Reject level gets 429 under concurrent load; system:masters never does', async (t) => {
@@ -388,7 +437,10 @@ t.test('a write whose events reach ten or more watchers gets final seats for the
   const daves = async () => (await dump('requests')).filter((r) => r.PriorityLevelName === 'fanout')
   // The counts reach the front-ends with their next report: a queued write shows its estimate in dump_requests.
   let row: Record<string, string> | undefined
-  for (let attempt = 0; attempt < 10; attempt++) {
+  // Attempts until the counts have arrived (each front-end reports every second; ten quick attempts could all
+  // finish before the first report, which made this test fail now and then).
+  const until = Date.now() + 10_000
+  while (Date.now() < until) {
     const holder = await seatHolder('dave')
     await waitFor('the holder to execute', async () => ((await daves()).length === 1 ? true : undefined))
     const write = s.request('POST', '/api/v1/namespaces/default/configmaps', { apiVersion: 'v1', kind: 'ConfigMap', metadata: { generateName: 'fan-' } }, as('dave-token'))
