@@ -94,7 +94,10 @@ export async function launchServer(o: LaunchOptions): Promise<Server> {
     ...(o.extraArgs ?? []),
   ]
   const t0 = performance.now()
-  const proc = spawn(process.execPath, [mainJs, ...args], { stdio: ['ignore', fd, fd] })
+  // ORCH_BENCH_SERVER_NODE_ARGS: node flags for the server process (e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof"),
+  // which NODE_OPTIONS does not accept.
+  const nodeArgs = (process.env.ORCH_BENCH_SERVER_NODE_ARGS ?? '').split(' ').filter((a) => a !== '')
+  const proc = spawn(process.execPath, [...nodeArgs, mainJs, ...args], { stdio: ['ignore', fd, fd] })
   closeSync(fd)
   const exited = new Promise<number | null>((resolve) => proc.once('exit', (code) => resolve(code)))
   let exitCode: number | null | undefined
