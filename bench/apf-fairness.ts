@@ -10,6 +10,7 @@ import { closedLoop, type LoadResult } from './lib/load.js'
 import { CONFIGMAPS, configMapBody, seqName } from './lib/objects.js'
 import { ratio, type Row } from './lib/report.js'
 import { launchServer, type Server } from './lib/server.js'
+import { wrkGet } from './lib/wrk.js'
 
 const G = 'flowcontrol.apiserver.orch.io'
 /** ServerCL 8 and a level holding half of all shares (245 of 490): CurrentCL 4, nothing lent, nothing borrowed. */
@@ -26,6 +27,7 @@ export const apfFairness: Scenario = {
   summary: `an elephant flow at ${OVERLOAD}x the seats of a Queue level and a mouse flow on the same level (mouse p99 vs alone); GET throughput with APF on vs off`,
   options: ['connections', 'object-size', 'objects', 'repeat', 'parts'],
   defaults: { connections: 32, repeat: 3 },
+  wrk: true,
   smokeDefaults: { repeat: 1 },
   needsOwnServer: true,
   async run(ctx: Ctx): Promise<ScenarioResult> {
@@ -108,10 +110,13 @@ export const apfFairness: Scenario = {
           const admin = { authorization: `Bearer ${readFileSync(join(srv.dataDir as string, 'admin-token'), 'utf8').trim()}` }
           const body = configMapBody(ctx.int('object-size'), 12)
           await seedAs(ctx, conns, N, (k) => body.body(seqName('apf-', k, 8)), admin)
-          const res = await loop(ctx, `GET, APF ${mode} (${i + 1})`, srv, conns, C, async (c) => {
-            const r = await c.request('GET', paths[Math.floor(Math.random() * N)], undefined, { authorization: `Bearer ${TOKENS.elephant}` })
-            return r.status === 200 ? 'ok' : `status ${r.status}`
-          })
+          const label = `GET, APF ${mode} (${i + 1})`
+          const res = ctx.str('client') === 'wrk'
+            ? await wrkLoop(ctx, label, srv, C, `${CONFIGMAPS}/apf-`, N, `Bearer ${TOKENS.elephant}`)
+            : await loop(ctx, label, srv, conns, C, async (c) => {
+              const r = await c.request('GET', paths[Math.floor(Math.random() * N)], undefined, { authorization: `Bearer ${TOKENS.elephant}` })
+              return r.status === 200 ? 'ok' : `status ${r.status}`
+            })
           closeAll(conns)
           rates[mode].push(res.r.throughput)
           last[mode] = res
@@ -127,7 +132,7 @@ export const apfFairness: Scenario = {
     }
     ratios.push(ratio('GET throughput, APF on vs off (medians)', med(rates.on), med(rates.off), 0.9))
     ctx.notes.push(`fairness: ServerCL 8 (${SERVER_FLAGS.join(' ')}), level "bench" with ${LEVEL_SHARES} of 490 shares = CurrentCL ${LEVEL_CL}, Queue 64 queues / hand 6 / length 50, FlowSchema ByUser for users elephant and mouse`)
-    ctx.notes.push(`cost: ${DEFAULT_FLAGS.join(' ')}, the user "elephant" lands on global-default (suggested configuration); the runs alternate on/off`)
+    ctx.notes.push(`cost: ${DEFAULT_FLAGS.join(' ')}, the user "elephant" lands on global-default (suggested configuration); the runs alternate on/off; client ${ctx.str('client')}`)
     return { rows, ratios }
   },
 }
@@ -147,6 +152,19 @@ async function loop(ctx: Ctx, label: string, srv: Server | undefined, conns: Htt
     label, clients: conns, concurrency, warmupMs: ctx.warmupMs, durationMs: ctx.durationMs, count: ctx.int('count'),
     op, progress: ctx.progress, onStart: ws.onStart, onEnd: ws.onEnd,
   })
+  return { r, w: ws.result }
+}
+
+/** The cost part's GETs by wrk (--client wrk): a C client at about a third of our client's CPU per request. */
+async function wrkLoop(ctx: Ctx, label: string, srv: Server, connections: number, pathPrefix: string, n: number, authorization: string): Promise<{ r: LoadResult; w: ReturnType<typeof windowSampler>['result'] }> {
+  const o = { url: srv.url, connections, pathPrefix, digits: 8, n, tmp: ctx.tmp, authorization }
+  if (ctx.warmupMs > 0) await wrkGet({ ...o, seconds: Math.max(1, Math.round(ctx.warmupMs / 1000)) })
+  const ws = windowSampler(srv.sampler)
+  ctx.progress.note(`[${label}] wrk for ${Math.max(1, Math.round(ctx.durationMs / 1000))} s`)
+  ws.onStart()
+  const { r, cpuPct } = await wrkGet({ ...o, seconds: Math.max(1, Math.round(ctx.durationMs / 1000)) })
+  ws.onEnd()
+  ws.result.loadgenCpuPct = cpuPct + (ws.result.loadgenCpuPct ?? 0)
   return { r, w: ws.result }
 }
 

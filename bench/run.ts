@@ -68,7 +68,7 @@ async function main(argv: string[]): Promise<number> {
     return 2
   }
   if (values.client === 'wrk' && !scenario.wrk) {
-    process.stderr.write(`bench ${scenario.name}: --client wrk is for the get scenario only\n`)
+    process.stderr.write(`bench ${scenario.name}: --client wrk is for the get and apf-fairness scenarios only\n`)
     return 2
   }
   const tmp = benchTmp()

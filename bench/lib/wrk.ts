@@ -1,4 +1,4 @@
-// wrk (Debian's `wrk`) as the load generator of the get scenario (--client wrk): a C client that costs about a third
+// wrk (Debian's `wrk`) as the load generator of GETs (--client wrk: the get scenario, apf-fairness's cost part): a C client that costs about a third
 // of the CPU per request of ours, which matters when client and server share two cores. A Lua script picks the
 // object at random and prints the summary as JSON; wrk gives no per-second timeline.
 import { spawn } from 'node:child_process'
@@ -21,6 +21,8 @@ const SCRIPT = `
 local n = tonumber(os.getenv("BENCH_N"))
 local fmt = "%s%0" .. os.getenv("BENCH_DIGITS") .. "d"
 local prefix = os.getenv("BENCH_PREFIX")
+local auth = os.getenv("BENCH_AUTH")
+if auth ~= nil and auth ~= "" then wrk.headers["Authorization"] = auth end
 request = function()
   return wrk.format("GET", string.format(fmt, prefix, math.random(0, n - 1)))
 end
@@ -43,6 +45,8 @@ export interface WrkGet {
   n: number
   tmp: string
   threads?: number
+  /** an Authorization header value sent with every request */
+  authorization?: string
 }
 
 /** Runs wrk once; resolves with a LoadResult (no timeline) and the CPU of the wrk process (percent of one core). */
@@ -55,7 +59,7 @@ export async function wrkGet(o: WrkGet): Promise<{ r: LoadResult; cpuPct: number
   let cpuPct = 0
   const out = await new Promise<string>((resolve, reject) => {
     const p = spawn(bin, ['-t', String(o.threads ?? 1), '-c', String(o.connections), '-d', `${o.seconds}s`, '--timeout', '10s', '-s', script, o.url], {
-      env: { ...process.env, BENCH_N: String(o.n), BENCH_DIGITS: String(o.digits), BENCH_PREFIX: o.pathPrefix },
+      env: { ...process.env, BENCH_N: String(o.n), BENCH_DIGITS: String(o.digits), BENCH_PREFIX: o.pathPrefix, BENCH_AUTH: o.authorization ?? '' },
       stdio: ['ignore', 'pipe', 'pipe'],
     })
     let s = ''

@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { root } from '../helpers/server.js'
 import { findEtcd } from '../../bench/lib/etcd.js'
+import { findWrk } from '../../bench/lib/wrk.js'
 
 const runJs = join(root, 'dist/bench/run.js')
 const etcd = findEtcd() !== undefined
@@ -111,6 +112,18 @@ t.test('unknown scenario and unknown option exit 2 with a message', async (t) =>
   const b = await run({ scenario: 'get', args: ['--bogus', '1'] })
   t.equal(b.code, 2)
   t.match(b.stderr, /unknown option --bogus/)
+})
+
+t.test('apf-fairness --parts cost --client wrk: the GETs by wrk, with the token, all answered 200', { skip: findWrk() === undefined ? 'wrk is not installed (apt-get install wrk)' : false }, async (t) => {
+  const o = await run({ scenario: 'apf-fairness', args: ['--parts', 'cost', '--client', 'wrk'] })
+  t.equal(o.code, 0, `exit code (stderr: ${o.stderr.slice(-2000)})`)
+  const report = JSON.parse(o.stdout.trim().split('\n').pop() ?? '{}')
+  t.same(report.rows.map((r: any) => r.name.replace(/ \(.*$/, '')), ['GET configmap as a user, 16 conns, APF on', 'GET configmap as a user, 16 conns, APF off'].map((n) => n.replace('16', String(report.settings.connections.value))))
+  for (const row of report.rows) {
+    t.ok(row.ops > 0, `${row.name}: requests made`)
+    t.equal(row.errors, 0, `${row.name}: every GET answered 200 (a missing token would be 401)`)
+  }
+  t.match(report.notes.join(' '), /client wrk/)
 })
 
 t.test('the CLI exists once built', async (t) => {
