@@ -16,8 +16,8 @@ const DIGITS = 8
 export const get: Scenario = {
   name: 'get',
   summary: 'GET ConfigMaps by name among --objects stored ones (peer etcd: get of the key; uws-hello: the same bytes)',
-  options: ['connections', 'object-size', 'objects', 'peer', 'peer-conns'],
-  defaults: { 'log-level': ['warn', 'info'] },
+  options: ['connections', 'object-size', 'objects', 'peer', 'peer-conns', 'repeat'],
+  defaults: { 'log-level': ['warn', 'info'], repeat: 1 },
   wrk: true,
   smokeDefaults: { 'log-level': ['warn'] },
   async run(ctx: Ctx): Promise<ScenarioResult> {
@@ -28,7 +28,12 @@ export const get: Scenario = {
     const paths = Array.from({ length: N }, (_, i) => `${CONFIGMAPS}/${seqName(prefix, i, DIGITS)}`)
     const pick = () => paths[Math.floor(Math.random() * N)]
     const rows: Row[] = []
+    const ratios = []
     let sample: Buffer | undefined
+    // --repeat N with the uws-hello peer: N rounds of (ours, hello), order alternating, on the first log level's server
+    // and one hello server; the ratio is of the medians (on a shared machine one pair of runs can be 1.5x apart).
+    const rounds = ctx.peers.includes('uws-hello') ? Math.max(1, ctx.int('repeat')) : 1
+    let helloDone = false
     for (const level of ctx.logLevels) {
       const srv = await ctx.startServer(level)
       try {
@@ -36,6 +41,33 @@ export const get: Scenario = {
         const body = configMapBody(size, prefix.length + DIGITS)
         await seed(ctx, conns, CONFIGMAPS, N, (i) => body.body(seqName(prefix, i, DIGITS)))
         sample = (await conns[0].request('GET', paths[0])).body
+        if (rounds > 1 && !helloDone) {
+          helloDone = true
+          const hello = await startUwsHello(ctx.tmp, sample)
+          const helloConns = ctx.connections(hello.url, C)
+          try {
+            const runs: Record<'orch' | 'hello', Array<{ r: LoadResult; w: Window }>> = { orch: [], hello: [] }
+            for (let i = 0; i < rounds; i++) {
+              for (const who of (i % 2 === 0 ? ['orch', 'hello'] : ['hello', 'orch']) as Array<'orch' | 'hello'>) {
+                runs[who].push(who === 'orch'
+                  ? await measureGet(ctx, `get log ${level} (${i + 1}/${rounds})`, srv.url, srv.sampler, conns, pick, `${CONFIGMAPS}/${prefix}`, N)
+                  : await measureGet(ctx, `uws-hello GET (${i + 1}/${rounds})`, hello.url, hello.sampler, helloConns, pick, `${CONFIGMAPS}/${prefix}`, N))
+              }
+            }
+            const mid = (xs: Array<{ r: LoadResult; w: Window }>) => [...xs].sort((a, b) => a.r.throughput - b.r.throughput)[(xs.length - 1) >> 1]
+            const rates = (xs: Array<{ r: LoadResult }>) => xs.map((x) => x.r.throughput).join(', ')
+            const o = mid(runs.orch)
+            const h = mid(runs.hello)
+            rows.push(loadRow('orch', `GET configmap (log ${level}; median of ${rounds}: ${rates(runs.orch)})`, 'req/s', o.r, o.w, { details: { responseBytes: sample.length, runs: runs.orch.map((x) => x.r.throughput) } }))
+            rows.push(loadRow('uws-hello', `GET, fixed body of the same bytes (median of ${rounds}: ${rates(runs.hello)})`, 'req/s', h.r, h.w, { details: { runs: runs.hello.map((x) => x.r.throughput) } }))
+            ratios.push(ratio(`get throughput vs uws-hello (medians of ${rounds} alternating rounds)`, o.r.throughput, h.r.throughput, 0.5))
+          } finally {
+            closeAll(helloConns)
+            await hello.stop()
+          }
+          closeAll(conns)
+          continue
+        }
         const { r, w } = await measureGet(ctx, `get log ${level}`, srv.url, srv.sampler, conns, pick, `${CONFIGMAPS}/${prefix}`, N)
         closeAll(conns)
         const stageTimings = level === 'info' ? await srv.accessTimings(r.window) : undefined
@@ -45,8 +77,7 @@ export const get: Scenario = {
       }
     }
     const ours = rows[0]
-    const ratios = []
-    if (ctx.peers.includes('uws-hello')) {
+    if (ctx.peers.includes('uws-hello') && !helloDone) {
       const hello = await startUwsHello(ctx.tmp, sample ?? Buffer.from(storedConfigMapBody(size, prefix.length + DIGITS).body(seqName(prefix, 0, DIGITS))))
       try {
         const conns = ctx.connections(hello.url, C)
