@@ -55,18 +55,28 @@ function onRequest(res: HttpResponse, req: HttpRequest): void {
     const info = parseRequestInfo(method, url, query)
     const reqId = `${data.index}-${++nextReq}`
     ctx = new RequestContext(method, url, query, headers, info, log, reqId)
-    const c = ctx
-    res.onAborted(() => {
-      c.aborted = true
-      const f = c.onAbort
-      c.onAbort = undefined
-      if (f) try { f() } catch (err) { log.error({ err }, 'abort callback failed') }
-    })
-    if (HAS_BODY.has(method)) readBody(res, c)
-    else run(res, c)
+    if (HAS_BODY.has(method)) {
+      watchAbort(res, ctx)
+      readBody(res, ctx)
+    } else {
+      run(res, ctx, false)
+    }
   } catch (err) {
     fail(res, ctx, err)
   }
+}
+
+/**
+ * The client going away marks the context (and runs its onAbort). uWS needs this before a handler returns without
+ * having answered, so it is attached then: a request answered within the handler's own call (a cached get) skips it.
+ */
+function watchAbort(res: HttpResponse, c: RequestContext): void {
+  res.onAborted(() => {
+    c.aborted = true
+    const f = c.onAbort
+    c.onAbort = undefined
+    if (f) try { f() } catch (err) { log.error({ err }, 'abort callback failed') }
+  })
 }
 
 function readBody(res: HttpResponse, ctx: RequestContext): void {
@@ -88,7 +98,7 @@ function readBody(res: HttpResponse, ctx: RequestContext): void {
       chunks.push(Buffer.from(new Uint8Array(ab)))
       if (isLast) {
         ctx.body = chunks.length === 1 ? chunks[0] : Buffer.concat(chunks)
-        run(res, ctx)
+        run(res, ctx, true)
       }
     } catch (err) {
       fail(res, ctx, err)
@@ -96,20 +106,27 @@ function readBody(res: HttpResponse, ctx: RequestContext): void {
   })
 }
 
-function run(res: HttpResponse, ctx: RequestContext): void {
+/** `watched`: the abort handler is attached already (a body was read, or this is a later turn). */
+function run(res: HttpResponse, ctx: RequestContext, watched: boolean): void {
   try {
     const r = handle(ctx)
-    if (r instanceof Promise) r.then((done) => respond(res, ctx, done), (err) => fail(res, ctx, err))
-    else respond(res, ctx, r)
+    if (r instanceof Promise) {
+      if (!watched) watchAbort(res, ctx)
+      r.then((done) => respond(res, ctx, done, true), (err) => fail(res, ctx, err))
+    } else {
+      respond(res, ctx, r, watched)
+    }
   } catch (err) {
     fail(res, ctx, err)
   }
 }
 
-function respond(res: HttpResponse, ctx: RequestContext, r: Response): void {
+function respond(res: HttpResponse, ctx: RequestContext, r: Response, watched: boolean): void {
   try {
     if (ctx.aborted) { r.release?.(); return }
     if (r.stream) {
+      // A stream answers over later turns (a watch attaches its own handler over this one).
+      if (!watched) watchAbort(res, ctx)
       r.stream(res, ctx)
       // A streamed list logs when its body starts (a watch logs nothing: it lasts).
       if (ctx.info.verb === 'list') accessLog(ctx, r.status)

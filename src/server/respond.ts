@@ -28,23 +28,36 @@ function bytesOf(s: string): Buffer {
   return b
 }
 const CONTENT_TYPE = Buffer.from('Content-Type')
-const CACHE_CONTROL = Buffer.from('Cache-Control')
-const NO_CACHE = Buffer.from('no-cache, private')
+
+/**
+ * A Content-Type value that carries the default Cache-Control header after it (uWS writes name, ": ", value, CRLF),
+ * so the two go in one native call; the bytes on the wire are those of two headers. The server's own media types
+ * only (bounded as bytesOf).
+ */
+const withNoCache = new Map<string, Buffer>()
+function contentTypeAndNoCache(contentType: string): Buffer {
+  let b = withNoCache.get(contentType)
+  if (b === undefined) {
+    b = Buffer.from(`${contentType}\r\nCache-Control: no-cache, private`)
+    if (withNoCache.size >= AS_BYTES_LIMIT) withNoCache.clear()
+    withNoCache.set(contentType, b)
+  }
+  return b
+}
 
 /** Writes a complete response (the caller has checked the request was not aborted). */
 export function writeResponse(res: HttpResponse, r: Response, head: boolean): void {
   res.cork(() => {
     res.writeStatus(bytesOf(statusLine(r.status)))
-    res.writeHeader(CONTENT_TYPE, bytesOf(r.contentType))
     let cache = false
+    for (const h of r.headers) if (h[0] === 'Cache-Control') { cache = true; break }
+    res.writeHeader(CONTENT_TYPE, cache ? bytesOf(r.contentType) : contentTypeAndNoCache(r.contentType))
     for (const [k, v] of r.headers) {
       // Prepared bytes (APF's) go as they are.
       if (typeof k !== 'string') { res.writeHeader(k, v); continue }
-      if (k === 'Cache-Control') cache = true
       // Short values repeat (Content-Encoding, Etag): as bytes too; long ones (Warning) as they are.
       res.writeHeader(bytesOf(k), v.length <= 64 ? bytesOf(v as string) : v)
     }
-    if (!cache) res.writeHeader(CACHE_CONTROL, NO_CACHE)
     if (head) {
       const len = typeof r.body === 'string' ? Buffer.byteLength(r.body) : r.body.length
       res.writeHeader('Content-Length', String(len))
