@@ -2,6 +2,7 @@
 import { pino } from 'pino'
 import { resolveOptions, OptionsError } from './options.js'
 import { start } from './server/start.js'
+import { lmdbAddon } from './machinery/lmdb-addon.js'
 
 async function main(): Promise<void> {
   let options
@@ -19,7 +20,7 @@ async function main(): Promise<void> {
   try {
     const server = await start(options, log)
     const urls = [server.httpsPort ? `https://${options.bindAddress}:${server.httpsPort}` : '', server.httpPort ? `http://${options.bindAddress}:${server.httpPort}` : ''].filter(Boolean)
-    log.info({ urls, httpsPort: server.httpsPort, httpPort: server.httpPort, kubeconfig: server.kubeconfig || undefined },
+    log.info({ urls, httpsPort: server.httpsPort, httpPort: server.httpPort, kubeconfig: server.kubeconfig || undefined, lmdbAddon: lmdbAddon() },
       server.kubeconfig ? `orch-apiserver ready on ${urls.join(' and ')}; use it with: kubectl --kubeconfig ${server.kubeconfig} get namespaces` : `orch-apiserver ready on ${urls.join(' and ')}`)
     let stopping = false
     const stop = (signal: string) => {

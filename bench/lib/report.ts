@@ -7,6 +7,7 @@ import { join } from 'node:path'
 import type { LatencySummary } from './hist.js'
 import type { ProcStats } from './proc.js'
 import type { StageTimings } from './server.js'
+import { lmdbAddon, type LmdbAddon } from '../../src/machinery/lmdb-addon.js'
 
 export interface Row {
   /** 'orch', 'etcd' or 'uws-hello' */
@@ -73,6 +74,8 @@ export interface Machine {
 export interface ServerBuild {
   id: string
   builtAt: string
+  /** lmdb-js's native addon the server loads (the prebuilt one reads ranges 1.5-1.9x slower) */
+  lmdbAddon: LmdbAddon
 }
 
 /** sha256 of every compiled server file (path and content), first 12 hex digits, and the newest file's time. */
@@ -93,7 +96,7 @@ export function serverBuild(distDir: string): ServerBuild {
   }
   walk(join(distDir, 'src'))
   walk(join(distDir, 'actors'))
-  return { id: h.digest('hex').slice(0, 12), builtAt: newest ? new Date(newest).toISOString() : 'unknown' }
+  return { id: h.digest('hex').slice(0, 12), builtAt: newest ? new Date(newest).toISOString() : 'unknown', lmdbAddon: lmdbAddon() }
 }
 
 export function machine(): Machine {
@@ -150,7 +153,7 @@ export function text(rep: Report): string {
   const out: string[] = []
   const m = rep.machine
   out.push(`scenario ${rep.scenario}   ${rep.date}   ${m.nproc} cores ${m.cpu}, ${m.memGiB} GiB, node ${m.node}, loadavg ${m.loadavg.join(' ')}`)
-  out.push(`server build ${rep.serverBuild.id} (compiled ${rep.serverBuild.builtAt})`)
+  out.push(`server build ${rep.serverBuild.id} (compiled ${rep.serverBuild.builtAt}), lmdb addon ${rep.serverBuild.lmdbAddon ?? 'unknown'}`)
   out.push('settings:')
   for (const [k, s] of Object.entries(rep.settings)) {
     out.push(`  --${k} ${JSON.stringify(s.value)}${s.isDefault ? ' (default)' : ''}   ${s.help}`)
@@ -255,7 +258,7 @@ export function html(rep: Report): string {
 <style>body{font-family:sans-serif;margin:2em;max-width:1100px}table{border-collapse:collapse;font-size:13px}td,th{border:1px solid #ccc;padding:3px 6px;text-align:right}td:nth-child(-n+2),th:nth-child(-n+2){text-align:left}pre{background:#f6f6f6;padding:1em;overflow:auto;font-size:12px}</style>
 </head><body>
 <h1>orch bench: ${esc(rep.scenario)}</h1>
-<p>${esc(rep.date)} &mdash; server build ${esc(rep.serverBuild.id)} (compiled ${esc(rep.serverBuild.builtAt)}) &mdash; ${m.nproc} cores, ${esc(m.cpu)}, ${m.memGiB} GiB, node ${esc(m.node)}, load average at start ${m.loadavg.join(' ')}</p>
+<p>${esc(rep.date)} &mdash; server build ${esc(rep.serverBuild.id)} (compiled ${esc(rep.serverBuild.builtAt)}, lmdb addon ${esc(rep.serverBuild.lmdbAddon ?? 'unknown')}) &mdash; ${m.nproc} cores, ${esc(m.cpu)}, ${m.memGiB} GiB, node ${esc(m.node)}, load average at start ${m.loadavg.join(' ')}</p>
 <h2>Results</h2>
 <table><tr><th>target</th><th>operation</th><th>ops</th><th>rate</th><th>p50 ms</th><th>p90 ms</th><th>p99 ms</th><th>max ms</th><th>errors</th><th>server CPU %</th><th>server CPU us/op</th><th>server peak RSS MB</th><th>loadgen CPU %</th></tr>
 ${rows.map((r) => `<tr><td>${esc(r.target)}</td><td>${esc(r.name)}</td><td>${r.ops}</td><td>${fmt(r.rate, 1)} ${esc(r.unit)}</td><td>${fmt(r.latency?.p50)}</td><td>${fmt(r.latency?.p90)}</td><td>${fmt(r.latency?.p99)}</td><td>${fmt(r.latency?.max)}</td><td>${r.errors}</td><td>${r.server?.cpuPct ?? '-'}</td><td>${cpuPerOp(r)}</td><td>${r.server ? fmt(r.server.peakRssMB, 1) : '-'}</td><td>${r.loadgenCpuPct ?? '-'}</td></tr>`).join('\n')}
