@@ -4,7 +4,7 @@
 // page's cost. node-gyp-build loads build/Release before the prebuilt one, so a build that fails or does not load is
 // removed and the prebuilt stays in use. ORCH_LMDB_PREBUILT=1 skips the build.
 import { spawnSync } from 'node:child_process'
-import { existsSync, mkdtempSync, rmSync } from 'node:fs'
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
@@ -19,12 +19,23 @@ if (process.env.ORCH_LMDB_PREBUILT === '1') {
 const require = createRequire(import.meta.url)
 let lmdbDir
 try {
-  lmdbDir = dirname(require.resolve('lmdb/package.json'))
+  lmdbDir = packageDir(require.resolve('lmdb'))
 } catch {
   say('lmdb is not installed; nothing to build')
   process.exit(0)
 }
 const buildDir = join(lmdbDir, 'build')
+
+/** The directory of the package a resolved file is in (lmdb's exports do not include its package.json). */
+function packageDir(file) {
+  let dir = dirname(file)
+  while (!existsSync(join(dir, 'package.json')) || JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')).name !== 'lmdb') {
+    const up = dirname(dir)
+    if (up === dir) throw new Error('lmdb package.json not found')
+    dir = up
+  }
+  return dir
+}
 
 /** Opens a store with the addon node-gyp-build picks and reads back a compressed record. */
 function loads() {

@@ -8,7 +8,13 @@ export type LmdbAddon = 'built from source' | 'prebuilt'
 
 export function lmdbAddon(): LmdbAddon {
   try {
-    const dir = dirname(createRequire(import.meta.url).resolve('lmdb/package.json'))
+    // lmdb's exports do not include its package.json: go up from its entry point (node_modules/lmdb/dist/index.cjs).
+    let dir = dirname(createRequire(import.meta.url).resolve('lmdb'))
+    while (!existsSync(join(dir, 'package.json'))) {
+      const up = dirname(dir)
+      if (up === dir) return 'prebuilt'
+      dir = up
+    }
     return existsSync(join(dir, 'build', 'Release', 'lmdb.node')) ? 'built from source' : 'prebuilt'
   } catch {
     return 'prebuilt'
