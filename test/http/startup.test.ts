@@ -1,7 +1,7 @@
 // Start-up: a taken port, bad flags, the ready line, gzip and the compression gate.
 import t from 'tap'
 import { spawn } from 'node:child_process'
-import { mkdtempSync, rmSync } from 'node:fs'
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { startServer, mainJs } from '../helpers/server.js'
@@ -52,4 +52,18 @@ t.test('gzip for large lists, and the gate that turns it off', async (t) => {
     t.equal(small.headers['content-encoding'], undefined, 'small answers are not compressed')
     await s.stop()
   }
+})
+
+t.test('the ready line names the lmdb addon the server process has loaded', async (t) => {
+  const s = await startServer()
+  t.teardown(() => s.stop())
+  const ready = s.logs.map((l) => { try { return JSON.parse(l) } catch { return undefined } }).find((o) => o?.msg?.startsWith('orch-apiserver ready on'))
+  t.ok(ready, 'a ready line')
+  t.ok(['built from source', 'prebuilt'].includes(ready.lmdbAddon), `lmdbAddon is ${ready.lmdbAddon}`)
+  let maps: string
+  try { maps = readFileSync(`/proc/${s.proc.pid}/maps`, 'utf8') } catch { t.skip('no /proc here'); return }
+  const loaded = maps.split('\n').map((l) => l.split(/\s+/)[5] ?? '').filter((p) => /lmdb.*\.node$/.test(p))
+  t.ok(loaded.length > 0, `an lmdb addon is mapped: ${[...new Set(loaded)].join(', ')}`)
+  const fromSource = loaded.some((p) => p.endsWith('/build/Release/lmdb.node'))
+  t.equal(ready.lmdbAddon, fromSource ? 'built from source' : 'prebuilt', 'what the line says is what was loaded')
 })
