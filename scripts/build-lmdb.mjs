@@ -19,23 +19,14 @@ if (process.env.ORCH_LMDB_PREBUILT === '1') {
 const require = createRequire(import.meta.url)
 let lmdbDir
 try {
-  lmdbDir = packageDir(require.resolve('lmdb'))
+  // lmdb's exports leave out its package.json: its entry point is dist/index.cjs.
+  lmdbDir = join(dirname(require.resolve('lmdb')), '..')
+  if (JSON.parse(readFileSync(join(lmdbDir, 'package.json'), 'utf8')).name !== 'lmdb') throw new Error('unexpected layout')
 } catch {
-  say('lmdb is not installed; nothing to build')
+  say('lmdb is not installed (or not laid out as 3.x is); nothing to build')
   process.exit(0)
 }
 const buildDir = join(lmdbDir, 'build')
-
-/** The directory of the package a resolved file is in (lmdb's exports do not include its package.json). */
-function packageDir(file) {
-  let dir = dirname(file)
-  while (!existsSync(join(dir, 'package.json')) || JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')).name !== 'lmdb') {
-    const up = dirname(dir)
-    if (up === dir) throw new Error('lmdb package.json not found')
-    dir = up
-  }
-  return dir
-}
 
 /** Opens a store with the addon node-gyp-build picks and reads back a compressed record. */
 function loads() {

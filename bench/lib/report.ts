@@ -153,7 +153,7 @@ export function text(rep: Report): string {
   const out: string[] = []
   const m = rep.machine
   out.push(`scenario ${rep.scenario}   ${rep.date}   ${m.nproc} cores ${m.cpu}, ${m.memGiB} GiB, node ${m.node}, loadavg ${m.loadavg.join(' ')}`)
-  out.push(`server build ${rep.serverBuild.id} (compiled ${rep.serverBuild.builtAt}), lmdb addon ${rep.serverBuild.lmdbAddon ?? 'unknown'}`)
+  out.push(`server build ${rep.serverBuild.id} (compiled ${rep.serverBuild.builtAt}), lmdb addon ${rep.serverBuild.lmdbAddon}`)
   out.push('settings:')
   for (const [k, s] of Object.entries(rep.settings)) {
     out.push(`  --${k} ${JSON.stringify(s.value)}${s.isDefault ? ' (default)' : ''}   ${s.help}`)
@@ -258,7 +258,7 @@ export function html(rep: Report): string {
 <style>body{font-family:sans-serif;margin:2em;max-width:1100px}table{border-collapse:collapse;font-size:13px}td,th{border:1px solid #ccc;padding:3px 6px;text-align:right}td:nth-child(-n+2),th:nth-child(-n+2){text-align:left}pre{background:#f6f6f6;padding:1em;overflow:auto;font-size:12px}</style>
 </head><body>
 <h1>orch bench: ${esc(rep.scenario)}</h1>
-<p>${esc(rep.date)} &mdash; server build ${esc(rep.serverBuild.id)} (compiled ${esc(rep.serverBuild.builtAt)}, lmdb addon ${esc(rep.serverBuild.lmdbAddon ?? 'unknown')}) &mdash; ${m.nproc} cores, ${esc(m.cpu)}, ${m.memGiB} GiB, node ${esc(m.node)}, load average at start ${m.loadavg.join(' ')}</p>
+<p>${esc(rep.date)} &mdash; server build ${esc(rep.serverBuild.id)} (compiled ${esc(rep.serverBuild.builtAt)}, lmdb addon ${esc(rep.serverBuild.lmdbAddon)}) &mdash; ${m.nproc} cores, ${esc(m.cpu)}, ${m.memGiB} GiB, node ${esc(m.node)}, load average at start ${m.loadavg.join(' ')}</p>
 <h2>Results</h2>
 <table><tr><th>target</th><th>operation</th><th>ops</th><th>rate</th><th>p50 ms</th><th>p90 ms</th><th>p99 ms</th><th>max ms</th><th>errors</th><th>server CPU %</th><th>server CPU us/op</th><th>server peak RSS MB</th><th>loadgen CPU %</th></tr>
 ${rows.map((r) => `<tr><td>${esc(r.target)}</td><td>${esc(r.name)}</td><td>${r.ops}</td><td>${fmt(r.rate, 1)} ${esc(r.unit)}</td><td>${fmt(r.latency?.p50)}</td><td>${fmt(r.latency?.p90)}</td><td>${fmt(r.latency?.p99)}</td><td>${fmt(r.latency?.max)}</td><td>${r.errors}</td><td>${r.server?.cpuPct ?? '-'}</td><td>${cpuPerOp(r)}</td><td>${r.server ? fmt(r.server.peakRssMB, 1) : '-'}</td><td>${r.loadgenCpuPct ?? '-'}</td></tr>`).join('\n')}

@@ -8,13 +8,8 @@ export type LmdbAddon = 'built from source' | 'prebuilt'
 
 export function lmdbAddon(): LmdbAddon {
   try {
-    // lmdb's exports do not include its package.json: go up from its entry point (node_modules/lmdb/dist/index.cjs).
-    let dir = dirname(createRequire(import.meta.url).resolve('lmdb'))
-    while (!existsSync(join(dir, 'package.json'))) {
-      const up = dirname(dir)
-      if (up === dir) return 'prebuilt'
-      dir = up
-    }
+    // lmdb's exports leave out its package.json: its entry point is dist/index.cjs (scripts/build-lmdb.mjs likewise).
+    const dir = join(dirname(createRequire(import.meta.url).resolve('lmdb')), '..')
     return existsSync(join(dir, 'build', 'Release', 'lmdb.node')) ? 'built from source' : 'prebuilt'
   } catch {
     return 'prebuilt'
