@@ -135,5 +135,5 @@ export class FlowClient {
 export { compileFlowSchema, flowDistinguisher } from './config.js'
 // ... and for the main thread's APF configuration controller: the producer's plan and the FlowSchema status.
 export { CONFIG_CONSUMER_FIELD_MANAGER, CONFIG_PRODUCER_FIELD_MANAGER, planConfigProducer, statusConditions } from './config.js'
-export { estimateWidth } from './fair-queuing.js'
+export { estimateWidth } from './work-estimate.js'
 export { RetryAfterTracker } from './retry-after.js'

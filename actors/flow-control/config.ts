@@ -6,7 +6,8 @@ import {
 } from '../../src/registry/resources/flowcontrol.apiserver.orch.io/bootstrap.js'
 import { specEqualish } from '../../src/registry/resources/flowcontrol.apiserver.orch.io/validation.js'
 import { dealerProblem, flowHash } from './dealer.js'
-import { priorityLevelMaxSeats, type IntegratorResults, type PriorityLevelKind } from './fair-queuing.js'
+import type { IntegratorResults, PriorityLevelKind } from './fair-queuing.js'
+import { priorityLevelMaxSeats } from './work-estimate.js'
 
 export {
   AUTO_UPDATE_ANNOTATION, CONFIG_CONSUMER_FIELD_MANAGER, CONFIG_PRODUCER_FIELD_MANAGER,

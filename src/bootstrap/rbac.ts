@@ -1,6 +1,7 @@
 // Start-up reconciliation of the default RBAC policy (upstream post-start hook rbac/bootstrap-roles) through the in-process client.
 import type { Logger } from 'pino'
-import { bootstrapObjects, reconcile } from '../auth/rbac-defaults.js'
+import { bootstrapObjects } from '../auth/rbac-defaults.js'
+import { reconcile } from '../auth/rbac-reconcile.js'
 import type { RbacObject } from '../../actors/authz/rbac.js'
 import type { InternalClient } from '../server/internal-client.js'
 import type { Obj } from '../registry/define.js'

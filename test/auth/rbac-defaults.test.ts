@@ -1,8 +1,9 @@
 import t from 'tap'
 import {
-  bootstrapPolicy, bootstrapObjects, reconcile, coversMissing, nodeRules,
+  bootstrapPolicy, bootstrapObjects, nodeRules,
   AUTOUPDATE_ANNOTATION, BOOTSTRAPPING_LABEL,
 } from '../../src/auth/rbac-defaults.js'
+import { reconcile, coversMissing } from '../../src/auth/rbac-reconcile.js'
 import { covers, type BindingObject, type RoleObject } from '../../actors/authz/rbac.js'
 import { nodeRules as authorizerNodeRules } from '../../actors/authz/node.js'
 
