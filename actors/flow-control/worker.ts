@@ -6,7 +6,7 @@ import {
   type ConcurrencyLimits, type ConcurrencyPlan, type FlowConfig, type PriorityLevelInfo, type SeatDemandStats,
 } from './config.js'
 import { flowHash } from './dealer.js'
-import { QueueSet, SeatDemandIntegrator, WAIT_DURATION_BUCKETS, formatSeatSeconds, realClock, type FlowRequest, type QueueSetConfig, type RequestDump } from './fair-queuing.js'
+import { QueueSet, SeatDemandIntegrator, WAIT_DURATION_BUCKETS, formatSeatSeconds, realClock, type FlowRequest, type QueueSetConfig, type QueueSetDump, type RequestDump } from './fair-queuing.js'
 import { GO_ZERO_TIME, goDuration, rfc3339Nano, tabwrite } from '../../src/machinery/tabwriter.js'
 import { RetryAfterTracker } from './retry-after.js'
 import { ConfigSource, type ConfigObjects } from './source.js'
@@ -148,7 +148,7 @@ function newQueueSet(l: Level): QueueSet {
 }
 
 /** A new digest of the configuration: limits, queue sets and the replica every front-end classifies against. */
-function applyConfig(objs: ConfigObjects): void {
+export function applyConfig(objs: ConfigObjects): void {
   const cfg = digestConfig(objs.flowSchemas, objs.priorityLevels)
   for (const b of cfg.brokenPriorityLevels) log.warn({ priorityLevel: b.name, reason: b.reason }, 'priority level ignored')
   const p = computeConcurrencyLimits(cfg, serverCL)
@@ -432,11 +432,23 @@ function sumWatchCounts(): void {
 interface Gather {
   what: DumpKind
   details: boolean
+  /**
+   * The queues as they were when the peers were asked: every request queued then was already in its front-end's list
+   * (a front-end lists a request before it sends the enqueue), so each queued row finds its details. A request
+   * enqueued after one peer had answered, but before the last answer came, would otherwise show without them.
+   */
+  queues: LevelSnapshot[]
   requester: Peer
   replyId: number
   waiting: Set<Peer>
   got: Map<Peer, InflightEntry[]>
   timer: NodeJS.Timeout
+}
+interface LevelSnapshot {
+  level: Level
+  qs: QueueSetDump | undefined
+  /** Which peer's ticket each request of the level is. */
+  tickets: Map<FlowRequest, { peer: Peer; id: number }>
 }
 const gathers = new Map<number, Gather>()
 let nextGather = 1
@@ -445,7 +457,7 @@ const COLLECT_TIMEOUT_MS = 1000
 function startDump(peer: Peer, id: number, what: DumpKind, details: boolean): void {
   if (what === 'queues') { peer.reply({ id, text: dumpQueues() }); return }
   const gid = nextGather++
-  const g: Gather = { what, details, requester: peer, replyId: id, waiting: new Set(peers), got: new Map(), timer: setTimeout(() => finishGather(gid), COLLECT_TIMEOUT_MS) }
+  const g: Gather = { what, details, queues: snapshotLevels(), requester: peer, replyId: id, waiting: new Set(peers), got: new Map(), timer: setTimeout(() => finishGather(gid), COLLECT_TIMEOUT_MS) }
   gathers.set(gid, g)
   for (const p of g.waiting) p.collect(gid, details)
 }
@@ -456,7 +468,7 @@ function finishGather(id: number): void {
   gathers.delete(id)
   clearTimeout(g.timer)
   let text: string
-  try { text = g.what === 'priority_levels' ? dumpPriorityLevels(g.got) : dumpRequests(g.got, g.details) } catch (err) {
+  try { text = g.what === 'priority_levels' ? dumpPriorityLevels(g.queues, g.got) : dumpRequests(g.queues, g.got, g.details) } catch (err) {
     log.error({ err, dump: g.what }, 'flow-control dump failed')
     text = ''
   }
@@ -468,16 +480,25 @@ function dumpLevels(): Level[] {
   return [...levels.values()].filter((l) => l.present || l.inUse() > 0 || !(l.qs?.isIdle() ?? true)).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))
 }
 
+function snapshotLevels(): LevelSnapshot[] {
+  const out: LevelSnapshot[] = []
+  for (const level of dumpLevels()) {
+    const tickets = new Map<FlowRequest, { peer: Peer; id: number }>()
+    for (const peer of peers) for (const [id, t] of peer.tickets) if (t.level === level) tickets.set(t.req, { peer, id })
+    out.push({ level, qs: level.qs?.dump(), tickets })
+  }
+  return out
+}
+
 const row = (cells: Array<string | number | boolean>): string => cells.join(',\t')
 /** The actor's clock (performance.now) as milliseconds since the epoch. */
 const epochOf = (t: number): number => performance.timeOrigin + t
 
-function dumpPriorityLevels(got: Map<Peer, InflightEntry[]>): string {
+function dumpPriorityLevels(snapshot: LevelSnapshot[], got: Map<Peer, InflightEntry[]>): string {
   const own = new Map<number, number>()
   for (const entries of got.values()) for (const e of entries) if (e.ticket === 0) own.set(e.level, (own.get(e.level) ?? 0) + 1)
   const lines = [row(['PriorityLevelName', 'ActiveQueues', 'IsIdle', 'IsQuiescing', 'WaitingRequests', 'ExecutingRequests', 'DispatchedRequests', 'RejectedRequests', 'TimedoutRequests', 'CancelledRequests'])]
-  for (const l of dumpLevels()) {
-    const d = l.qs?.dump()
+  for (const { level: l, qs: d } of snapshot) {
     const waiting = d?.waiting ?? 0
     const executing = (d?.executing ?? 0) + (own.get(l.index) ?? 0)
     let dispatched = d?.dispatched ?? 0
@@ -504,7 +525,7 @@ function dumpQueues(): string {
 
 const DETAIL_COLUMNS = ['UserName', 'Verb', 'APIPath', 'Namespace', 'Name', 'APIVersion', 'Resource', 'SubResource']
 
-function dumpRequests(got: Map<Peer, InflightEntry[]>, details: boolean): string {
+function dumpRequests(snapshot: LevelSnapshot[], got: Map<Peer, InflightEntry[]>, details: boolean): string {
   // The front-ends know who asked (details) and the requests that took their seats themselves (ticket 0).
   const byTicket = new Map<Peer, Map<number, InflightEntry>>()
   for (const [p, entries] of got) {
@@ -512,23 +533,23 @@ function dumpRequests(got: Map<Peer, InflightEntry[]>, details: boolean): string
     for (const e of entries) if (e.ticket !== 0) m.set(e.ticket, e)
     byTicket.set(p, m)
   }
-  const detailsOf = new Map<FlowRequest, string[] | undefined>()
-  for (const p of peers) for (const [id, t] of p.tickets) detailsOf.set(t.req, byTicket.get(p)?.get(id)?.details)
   const header = ['PriorityLevelName', 'FlowSchemaName', 'QueueIndex', 'RequestIndexInQueue', 'FlowDistingsher', 'ArriveTime', 'InitialSeats', 'FinalSeats', 'AdditionalLatency', 'StartTime']
   const lines = [row(details ? [...header, ...DETAIL_COLUMNS] : header)]
   const push = (cells: Array<string | number>, d: string[] | undefined): void => {
     lines.push(row(details ? [...cells, ...DETAIL_COLUMNS.map((_, i) => d?.[i] ?? '')] : cells))
   }
-  const fromQueue = (level: string, iq: number, ir: number, r: RequestDump): void => push([
-    level, r.req.flowSchema, iq, ir, r.req.flowDistinguisher ?? '', rfc3339Nano(epochOf(r.arrivalTime)), r.initialSeats, r.finalSeats,
-    goDuration(r.additionalLatencyMs * 1e6), r.startTime === undefined ? GO_ZERO_TIME : rfc3339Nano(epochOf(r.startTime)),
-  ], detailsOf.get(r.req))
-  for (const l of dumpLevels()) {
-    const d = l.qs?.dump()
+  for (const { level: l, qs: d, tickets } of snapshot) {
+    const fromQueue = (iq: number, ir: number, r: RequestDump): void => {
+      const owner = tickets.get(r.req)
+      push([
+        l.name, r.req.flowSchema, iq, ir, r.req.flowDistinguisher ?? '', rfc3339Nano(epochOf(r.arrivalTime)), r.initialSeats, r.finalSeats,
+        goDuration(r.additionalLatencyMs * 1e6), r.startTime === undefined ? GO_ZERO_TIME : rfc3339Nano(epochOf(r.startTime)),
+      ], owner && byTicket.get(owner.peer)?.get(owner.id)?.details)
+    }
     if (d) {
       for (const q of d.queues) {
-        q.waiting.forEach((r, ir) => fromQueue(l.name, q.index, ir, r))
-        for (const r of q.executing) fromQueue(l.name, q.index, -1, r)
+        q.waiting.forEach((r, ir) => fromQueue(q.index, ir, r))
+        for (const r of q.executing) fromQueue(q.index, -1, r)
       }
     }
     for (const entries of got.values()) {
