@@ -42,13 +42,17 @@ export class PortClient<Req extends { id: number }, Reply extends { id: number }
 
   onPush(fn: (items: Push[]) => void): void { this.#onPush = fn }
 
-  request(req: WithoutId<Req>): Promise<Reply> {
+  /**
+   * `urgent`: send at the end of the current microtask checkpoint even on an `immediate` client (with whatever else
+   * was collected so far), for a request whose caller holds something others wait for.
+   */
+  request(req: WithoutId<Req>, urgent = false): Promise<Reply> {
     const id = this.#nextId++
     if (this.#out === null) {
       this.#out = []
-      if (this.#flushAt === 'immediate') setImmediate(this.#flushNow)
+      if (this.#flushAt === 'immediate' && !urgent) setImmediate(this.#flushNow)
       else queueMicrotask(this.#flushNow)
-    }
+    } else if (urgent) queueMicrotask(this.#flushNow)
     this.#out.push({ ...req, id } as unknown as Req)
     return new Promise((resolve) => { this.#pending.set(id, resolve) })
   }

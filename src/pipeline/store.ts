@@ -257,12 +257,16 @@ export class Store {
   watermark(shard: number): number { return Number(Atomics.load(this.#counters, watermarkSlot(shard))) }
   counter(): number { return Number(Atomics.load(this.#counters, COUNTER_SLOT)) }
 
-  put(shard: number, key: string, expect: number, attrs: string, json: string): Promise<ShardReply> {
-    return this.clients[shard].request({ op: 'objectPut', key, expect, attrs, json })
+  /**
+   * A conditional write. `urgent`: sent to the shard at the end of this callback instead of the end of the loop turn
+   * (see sendAtOnce in write.ts).
+   */
+  put(shard: number, key: string, expect: number, attrs: string, json: string, urgent = false): Promise<ShardReply> {
+    return this.clients[shard].request({ op: 'objectPut', key, expect, attrs, json }, urgent)
   }
 
-  remove(shard: number, key: string, expect: number, attrs: string, json: string): Promise<ShardReply> {
-    return this.clients[shard].request({ op: 'objectDelete', key, expect, attrs, json })
+  remove(shard: number, key: string, expect: number, attrs: string, json: string, urgent = false): Promise<ShardReply> {
+    return this.clients[shard].request({ op: 'objectDelete', key, expect, attrs, json }, urgent)
   }
 
   /** A cheap liveness probe of the store: a read of the meta database of every shard. */
