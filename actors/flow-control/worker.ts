@@ -147,7 +147,10 @@ function newQueueSet(l: Level): QueueSet {
   })
 }
 
-/** A new digest of the configuration: limits, queue sets and the replica every front-end classifies against. */
+/**
+ * A new digest of the configuration: limits, queue sets and the replica every front-end classifies against. Exported
+ * for tests, which run the actor in-process; the actor itself is configured by its ConfigSource.
+ */
 export function applyConfig(objs: ConfigObjects): void {
   const cfg = digestConfig(objs.flowSchemas, objs.priorityLevels)
   for (const b of cfg.brokenPriorityLevels) log.warn({ priorityLevel: b.name, reason: b.reason }, 'priority level ignored')
