@@ -440,18 +440,17 @@ interface Gather {
    * (a front-end lists a request before it sends the enqueue), so each queued row finds its details. A request
    * enqueued after one peer had answered, but before the last answer came, would otherwise show without them.
    */
-  queues: LevelSnapshot[]
+  queues: QueuesSnapshot
   requester: Peer
   replyId: number
   waiting: Set<Peer>
   got: Map<Peer, InflightEntry[]>
   timer: NodeJS.Timeout
 }
-interface LevelSnapshot {
-  level: Level
-  qs: QueueSetDump | undefined
-  /** Which peer's ticket each request of the level is. */
-  tickets: Map<FlowRequest, { peer: Peer; id: number }>
+interface QueuesSnapshot {
+  levels: Array<{ level: Level; qs: QueueSetDump | undefined }>
+  /** Which peer's ticket each request is. */
+  owners: Map<FlowRequest, { peer: Peer; id: number }>
 }
 const gathers = new Map<number, Gather>()
 let nextGather = 1
@@ -483,25 +482,21 @@ function dumpLevels(): Level[] {
   return [...levels.values()].filter((l) => l.present || l.inUse() > 0 || !(l.qs?.isIdle() ?? true)).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))
 }
 
-function snapshotLevels(): LevelSnapshot[] {
-  const out: LevelSnapshot[] = []
-  for (const level of dumpLevels()) {
-    const tickets = new Map<FlowRequest, { peer: Peer; id: number }>()
-    for (const peer of peers) for (const [id, t] of peer.tickets) if (t.level === level) tickets.set(t.req, { peer, id })
-    out.push({ level, qs: level.qs?.dump(), tickets })
-  }
-  return out
+function snapshotLevels(): QueuesSnapshot {
+  const owners = new Map<FlowRequest, { peer: Peer; id: number }>()
+  for (const peer of peers) for (const [id, t] of peer.tickets) owners.set(t.req, { peer, id })
+  return { levels: dumpLevels().map((level) => ({ level, qs: level.qs?.dump() })), owners }
 }
 
 const row = (cells: Array<string | number | boolean>): string => cells.join(',\t')
 /** The actor's clock (performance.now) as milliseconds since the epoch. */
 const epochOf = (t: number): number => performance.timeOrigin + t
 
-function dumpPriorityLevels(snapshot: LevelSnapshot[], got: Map<Peer, InflightEntry[]>): string {
+function dumpPriorityLevels(snapshot: QueuesSnapshot, got: Map<Peer, InflightEntry[]>): string {
   const own = new Map<number, number>()
   for (const entries of got.values()) for (const e of entries) if (e.ticket === 0) own.set(e.level, (own.get(e.level) ?? 0) + 1)
   const lines = [row(['PriorityLevelName', 'ActiveQueues', 'IsIdle', 'IsQuiescing', 'WaitingRequests', 'ExecutingRequests', 'DispatchedRequests', 'RejectedRequests', 'TimedoutRequests', 'CancelledRequests'])]
-  for (const { level: l, qs: d } of snapshot) {
+  for (const { level: l, qs: d } of snapshot.levels) {
     const waiting = d?.waiting ?? 0
     const executing = (d?.executing ?? 0) + (own.get(l.index) ?? 0)
     let dispatched = d?.dispatched ?? 0
@@ -528,7 +523,7 @@ function dumpQueues(): string {
 
 const DETAIL_COLUMNS = ['UserName', 'Verb', 'APIPath', 'Namespace', 'Name', 'APIVersion', 'Resource', 'SubResource']
 
-function dumpRequests(snapshot: LevelSnapshot[], got: Map<Peer, InflightEntry[]>, details: boolean): string {
+function dumpRequests(snapshot: QueuesSnapshot, got: Map<Peer, InflightEntry[]>, details: boolean): string {
   // The front-ends know who asked (details) and the requests that took their seats themselves (ticket 0).
   const byTicket = new Map<Peer, Map<number, InflightEntry>>()
   for (const [p, entries] of got) {
@@ -541,9 +536,9 @@ function dumpRequests(snapshot: LevelSnapshot[], got: Map<Peer, InflightEntry[]>
   const push = (cells: Array<string | number>, d: string[] | undefined): void => {
     lines.push(row(details ? [...cells, ...DETAIL_COLUMNS.map((_, i) => d?.[i] ?? '')] : cells))
   }
-  for (const { level: l, qs: d, tickets } of snapshot) {
+  for (const { level: l, qs: d } of snapshot.levels) {
     const fromQueue = (iq: number, ir: number, r: RequestDump): void => {
-      const owner = tickets.get(r.req)
+      const owner = snapshot.owners.get(r.req)
       push([
         l.name, r.req.flowSchema, iq, ir, r.req.flowDistinguisher ?? '', rfc3339Nano(epochOf(r.arrivalTime)), r.initialSeats, r.finalSeats,
         goDuration(r.additionalLatencyMs * 1e6), r.startTime === undefined ? GO_ZERO_TIME : rfc3339Nano(epochOf(r.startTime)),

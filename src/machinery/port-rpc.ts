@@ -52,7 +52,7 @@ export class PortClient<Req extends { id: number }, Reply extends { id: number }
       this.#out = []
       if (this.#flushAt === 'immediate' && !urgent) setImmediate(this.#flushNow)
       else queueMicrotask(this.#flushNow)
-    } else if (urgent) queueMicrotask(this.#flushNow)
+    } else if (urgent && this.#flushAt === 'immediate') queueMicrotask(this.#flushNow)
     this.#out.push({ ...req, id } as unknown as Req)
     return new Promise((resolve) => { this.#pending.set(id, resolve) })
   }
