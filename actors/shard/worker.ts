@@ -57,8 +57,8 @@ interface Ring { events: Array<RingEvent | undefined>; times: number[]; start: n
 const rings = new Map<string, Ring>()
 /**
  * Stored versions replaced by a write applied before their own event was published (an earlier write of the same key
- * in the same or a commit still under way): rv → the bytes read for the replacing write, taken by the ring event of
- * that rv when it is published.
+ * in the same commit; events are published after the commit returns): rv → the bytes read for the replacing write,
+ * taken by the ring event of that rv when it is published.
  */
 const supersededPending = new Map<number, Uint8Array>()
 
