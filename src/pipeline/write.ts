@@ -39,13 +39,14 @@ function namespaceState(ns: string): 'missing' | 'terminating' | 'active' {
 }
 
 /**
- * Whether the write goes to its shard at the end of this callback rather than with the rest of the loop turn's writes:
- * for a request that waited in an APF queue. Its level is contended, and its seats are held until the shard answers.
- * Batched per turn, the writes that seats freed together were dispatched with travel and commit together, and their
- * seats come back together. The level then moves in lock-step, and a newly queued request waits for the whole step.
- * apf-fairness on 4 seats, 6 alternating pairs: the elephant's creates/s higher in all 6 pairs (medians 3,287 vs 3,052),
- * and the mouse's p99 beside it lower in 5 (medians 4.5 vs 5.2 ms). Writes that took a free seat at once keep the turn's batching: sending every write
- * at once cost 30 % of create throughput under load (bench/RESULTS.md, seventh session).
+ * Whether the write goes to its shard at the end of this callback (the current microtask checkpoint) rather than after
+ * the loop turn's poll phase with the turn's other writes: for a request that waited in an APF queue. Its level is
+ * contended and its seats are held until the shard answers, so the write does not wait for the rest of the turn.
+ * apf-fairness on 4 seats, 6 alternating pairs: the elephant's creates/s higher in all 6 (medians 3,287 vs 3,052), the
+ * mouse's p99 beside it lower in 5 (4.5 vs 5.2 ms). Requests dispatched together in one actor message still reach this
+ * point in one callback and travel together (the ninth session's timeline in bench/RESULTS.md). Writes that took a free
+ * seat at once keep the turn's batching: sending every write at once cost 30 % of create throughput under load
+ * (bench/RESULTS.md, seventh session).
  */
 function sendAtOnce(ctx: RequestContext): boolean {
   return ctx.flowTicket !== 0
