@@ -6,6 +6,7 @@ import type { RequestContext, Response } from './context.js'
 import { admitPlugins } from '../admission/chain.js'
 import { admitCreate, admitUpdate, attrsOf, decodeBody, decodeObject, requireResourceVersion, rfc3339, toStoredJson, canonical, type UpdateTarget } from './admission.js'
 import { updateManagedFields, managerOrUserAgent } from '../machinery/apply/apply.js'
+import { FieldSet, makePath } from '../machinery/apply/fieldpath.js'
 import { typeTree } from '../machinery/patch/schema-walk.js'
 import { loadDefinitions } from '../registry/schema.js'
 import { store, registry, gr, shardOfDef, keyFor, objectResponse, valueResponse, withRv, isDryRun, parseRv, parseStored } from './dispatch.js'
@@ -112,9 +113,13 @@ export function managerOf(ctx: RequestContext): string {
 }
 
 /** Fields reset by an endpoint: the main resource never owns status, the status endpoint never owns spec. */
-export function resetFields(def: ResolvedDefinition, target: UpdateTarget): string[][] {
-  if (!def.subresources?.includes('status')) return []
-  return target === 'status' ? [['spec']] : [['status']]
+/** The fields a write through `target` leaves to the other target (built once: every tracked write asks). */
+const RESET_SPEC = FieldSet.of(makePath('spec'))
+const RESET_STATUS = FieldSet.of(makePath('status'))
+
+export function resetFields(def: ResolvedDefinition, target: UpdateTarget): FieldSet | undefined {
+  if (!def.subresources?.includes('status')) return undefined
+  return target === 'status' ? RESET_SPEC : RESET_STATUS
 }
 
 /** managedFields of a non-apply write (create, update, patch): changed fields move to the writer. */

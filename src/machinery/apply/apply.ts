@@ -145,8 +145,9 @@ export function compareObjects(lhs: unknown, rhs: unknown, node: TypeNode, sameI
       const lm = isObject(l) ? l : undefined
       const rm = isObject(r) ? r : undefined
       // The keys of both sides, left first, each once (the order of a Set of both key lists, without building it).
-      if (lm) for (const key of Object.keys(lm)) visit(key, lm, rm, n)
-      if (rm) for (const key of Object.keys(rm)) if (!(lm && hasOwn(lm, key))) visit(key, lm, rm, n)
+      // (for-in: no key arrays; the values compared are plain objects, which inherit nothing enumerable)
+      if (lm) for (const key in lm) visit(key, lm, rm, n)
+      if (rm) for (const key in rm) if (!(lm && hasOwn(lm, key))) visit(key, lm, rm, n)
     } else {
       const ll = Array.isArray(l) ? l : []
       const rl = Array.isArray(r) ? r : []

@@ -296,11 +296,15 @@ export class FieldSet {
     return this === o || (this.subsetOf(o) && o.subsetOf(this))
   }
 
-  // difference and recursiveDifference return the set itself when they remove nothing.
+  // difference and recursiveDifference return the set itself when they remove nothing, union returns the side that
+  // holds the other, and intersection allocates only when the sets share paths. A writer that changes the fields it
+  // already owns (a kubelet's status updates) then keeps its very set, which is encoded as it was read.
 
   union(o: FieldSet): FieldSet {
     if (o.members.size === 0 && o.children.size === 0) return this
     if (this.members.size === 0 && this.children.size === 0) return o
+    if (o.subsetOf(this)) return this
+    if (this.subsetOf(o)) return o
     const out = new FieldSet()
     for (const [k, pe] of this.members) out.members.set(k, pe)
     for (const [k, pe] of o.members) out.members.set(k, pe)
@@ -313,49 +317,50 @@ export class FieldSet {
   }
 
   intersection(o: FieldSet): FieldSet {
-    const out = new FieldSet()
+    let out: FieldSet | undefined
     const [small, big] = this.members.size <= o.members.size ? [this.members, o.members] : [o.members, this.members]
-    for (const [k, pe] of small) if (big.has(k)) out.members.set(k, pe)
-    for (const [k, c] of this.children) {
-      const oc = o.children.get(k)
+    for (const [k, pe] of small) if (big.has(k)) (out ??= new FieldSet()).members.set(k, pe)
+    const [fewer, more] = this.children.size <= o.children.size ? [this, o] : [o, this]
+    for (const [k, c] of fewer.children) {
+      const oc = more.children.get(k)
       if (!oc) continue
       const r = c.set.intersection(oc.set)
-      if (!r.empty()) out.children.set(k, { pe: c.pe, set: r })
+      // the element as this set has it (either side's: both have the same key)
+      if (r !== EMPTY && !r.empty()) (out ??= new FieldSet()).children.set(k, { pe: (fewer === this ? c : oc).pe, set: r })
     }
-    return out
+    return out ?? EMPTY
   }
 
   /** Paths of this set not in `o` (members removed one by one; a member of `o` does not remove longer paths). */
   difference(o: FieldSet): FieldSet {
-    if (o.members.size === 0 && o.children.size === 0) return this
-    const out = new FieldSet()
-    let same = true
-    for (const [k, pe] of this.members) if (!o.members.has(k)) out.members.set(k, pe); else same = false
-    for (const [k, c] of this.children) {
-      const oc = o.children.get(k)
-      if (!oc) { out.children.set(k, c); continue }
-      const r = c.set.difference(oc.set)
-      if (r !== c.set) same = false
-      if (!r.empty()) out.children.set(k, r === c.set ? c : { pe: c.pe, set: r })
-    }
-    return same ? this : out
+    return this.#without(o, false)
   }
 
   /** Like difference, but a member of `o` also removes every path below it. */
   recursiveDifference(o: FieldSet): FieldSet {
+    return this.#without(o, true)
+  }
+
+  /** difference (or recursiveDifference): this set itself when nothing goes, a new set built only once something does. */
+  #without(o: FieldSet, recursive: boolean): FieldSet {
     if (o.members.size === 0 && o.children.size === 0) return this
-    const out = new FieldSet()
-    let same = true
-    for (const [k, pe] of this.members) if (!o.members.has(k)) out.members.set(k, pe); else same = false
+    let drop = false
+    for (const k of this.members.keys()) if (o.members.has(k)) { drop = true; break }
+    const kept: Array<[string, ChildNode]> = []
     for (const [k, c] of this.children) {
-      if (o.members.has(k)) { same = false; continue }
+      if (recursive && o.members.has(k)) { drop = true; continue }
       const oc = o.children.get(k)
-      if (!oc) { out.children.set(k, c); continue }
-      const r = c.set.recursiveDifference(oc.set)
-      if (r !== c.set) same = false
-      if (!r.empty()) out.children.set(k, r === c.set ? c : { pe: c.pe, set: r })
+      if (!oc) { kept.push([k, c]); continue }
+      const r = recursive ? c.set.recursiveDifference(oc.set) : c.set.difference(oc.set)
+      if (r === c.set) { if (!r.empty()) kept.push([k, c]); continue }
+      drop = true
+      if (!r.empty()) kept.push([k, { pe: c.pe, set: r }])
     }
-    return same ? this : out
+    if (!drop) return this
+    const out = new FieldSet()
+    for (const [k, pe] of this.members) if (!o.members.has(k)) out.members.set(k, pe)
+    for (const [k, c] of kept) out.children.set(k, c)
+    return out
   }
 
   /** Adds as members the declared struct fields that only appear as parents (upstream EnsureNamedFieldsAreMembers). */

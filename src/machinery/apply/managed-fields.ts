@@ -230,7 +230,8 @@ function shapeOf(v: unknown, node: ShapeNode): ShapeNode | undefined {
   if (typeof v !== 'object' || Object.getPrototypeOf(v) !== Object.prototype) return undefined
   const o = v as Record<string, unknown>
   let n: ShapeNode | undefined = step(node, OPEN)
-  for (const k of Object.keys(o)) {
+  // for-in, not Object.keys: no key array per object (a plain object inherits nothing enumerable; same order)
+  for (const k in o) {
     if (k.length > CACHED_KEY_LENGTH) return undefined
     n = shapeOf(o[k], step(n, k))
     if (n === undefined) return undefined
