@@ -40,12 +40,16 @@ export interface Server {
  * land) to up to 4x what survived the last full collection before it collects again. Under writes of big objects
  * (200 KiB ConfigMaps: each write parses, copies and serialises the object several times on a front-end and again on
  * its shard) that garbage grew the RSS by 170-245 MiB in the stalled-watcher test of test/http/watch.test.ts. Worker
- * threads get semi-spaces of 4 MiB, and every isolate (the main thread's too) grows its old generation by a fifth
- * between full collections: 55-130 MiB there instead, for 3-4 us more GC time per GET (about 5 % of its CPU) and
- * about 18 us more per create (3-4 %). Both are soft: no thread gets a hard heap ceiling.
+ * threads get semi-spaces of 4 MiB, and every isolate (the main thread's too) grows its old generation by half
+ * between full collections: 115-125 MiB there instead. Both are soft: no thread gets a hard heap ceiling.
+ * Growing by a fifth (55-130 MiB there, 107 in two runs of the tenth session) cost too much CPU under steady writes:
+ * in `bench mixed` at 1,750 writes/s the front-end holds about 38 MiB and promotes about 6 MiB/s, so it ran a full
+ * collection every 0.6 s (each 50-140 ms of incremental marking, pauses up to 21 ms); growing by half, the server
+ * spent 806-839 us of CPU per pod write against 875-932 (alternating runs), and `bench memory` stayed at ~1.5 KB per
+ * object (1,495 vs 1,505 B).
  */
 const WORKER_YOUNG_GENERATION_MB = 12
-const HEAP_GROWING_PERCENT = 20
+const HEAP_GROWING_PERCENT = 50
 
 const here = new URL('.', import.meta.url)
 const distRoot = new URL('../../', here)
