@@ -352,6 +352,46 @@ t.test('Update: ownership transfer, removal from every set, legacy objects, rese
   t.same((st.metadata.managedFields as Obj[]).find((e) => e.manager === 'ctl'), { manager: 'ctl', operation: 'Update', apiVersion: 'v1', time: T2, fieldsType: 'FieldsV1', fieldsV1: { 'f:data': { 'f:s': {} } }, subresource: 'status' })
 })
 
+t.test('set operations: subsets, disjoint sets and nothing removed give the same paths as a full merge would', async (t) => {
+  const fs = (...ps: string[][]) => FieldSet.of(...ps.map((p) => makePath(...p)))
+  const paths = (s: FieldSet) => s.paths().map(pathString)
+  const big = fs(['spec', 'a'], ['spec', 'b'], ['status', 'phase'], ['metadata'])
+  const small = fs(['spec', 'a'], ['status', 'phase'])
+  t.strictSame(paths(big.union(small)), paths(big), 'a subset joined to a set: the set')
+  t.strictSame(paths(small.union(big)), paths(big), 'a set joined to its subset: the set')
+  t.strictSame(paths(small.union(fs(['spec', 'c']))), ['.spec.a', '.spec.c', '.status.phase'], 'neither holds the other: both')
+  t.strictSame(paths(big.union(fs(['spec']))), ['.metadata', '.spec', '.spec.a', '.spec.b', '.status.phase'], 'a member over a parent of others')
+  t.strictSame(paths(big.intersection(fs(['spec', 'z'], ['data']))), [], 'disjoint: empty')
+  t.ok(big.intersection(fs(['data'])).empty())
+  t.strictSame(paths(big.intersection(fs(['spec', 'b'], ['status', 'phase'], ['data']))), ['.spec.b', '.status.phase'])
+  t.strictSame(paths(fs(['spec', 'z']).intersection(big)), [], 'either order')
+  t.strictSame(paths(big.difference(fs(['data'], ['spec', 'z']))), paths(big), 'nothing to remove')
+  t.strictSame(paths(big.difference(fs(['spec', 'a'], ['metadata']))), ['.spec.b', '.status.phase'])
+  t.strictSame(paths(big.difference(fs(['spec', 'z'], ['metadata']))), ['.spec.a', '.spec.b', '.status.phase'], 'a subtree the other set reaches into but takes nothing from stays')
+  t.strictSame(paths(big.recursiveDifference(fs(['spec', 'z'], ['metadata']))), ['.spec.a', '.spec.b', '.status.phase'])
+  t.strictSame(paths(big.difference(fs(['spec']))), paths(big), 'difference: a member does not remove longer paths')
+  t.strictSame(paths(big.recursiveDifference(fs(['spec']))), ['.metadata', '.status.phase'], 'recursiveDifference: it does')
+  t.strictSame(paths(big.recursiveDifference(fs(['spec', 'a'], ['status', 'phase']))), ['.metadata', '.spec.b'])
+  t.strictSame(paths(fs(['spec', 'a']).difference(fs(['spec', 'a'])).union(small)), paths(small), 'an emptied set joins as empty')
+})
+
+t.test('a status writer repeating the same fields keeps its entry as it was, but for the time', async (t) => {
+  const created = updateManagedFields(undefined, { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'p', namespace: 'ns', uid: 'u-1', creationTimestamp: T0 }, spec: { nodeName: 'n1', containers: [{ name: 'c', image: 'i' }] } }, 'creator', 'Update', 'v1', T0, POD)
+  const status = (n: number) => ({ phase: 'Running', conditions: [{ type: 'Ready', status: n % 2 ? 'True' : 'False', reason: `r${n}`, lastTransitionTime: T0 }] })
+  let cur = structuredClone(created)
+  const entries: Obj[] = []
+  for (let n = 0; n < 3; n++) {
+    const next = structuredClone(cur)
+    next.status = status(n)
+    cur = structuredClone(updateManagedFields(cur, next, 'kubelet', 'Update', 'v1', `2025-01-01T1${n}:00:00Z`, POD, { subresource: 'status', ignoredFields: FieldSet.of(makePath('spec')) }))
+    entries.push((cur.metadata.managedFields as Obj[]).find((e) => e.manager === 'kubelet')!)
+  }
+  t.same(entries[0].fieldsV1, { 'f:status': { 'f:conditions': { '.': {}, 'k:{"type":"Ready"}': { '.': {}, 'f:lastTransitionTime': {}, 'f:reason': {}, 'f:status': {}, 'f:type': {} } }, 'f:phase': {} } })
+  t.same(entries[2].fieldsV1, entries[0].fieldsV1, 'the same fields, the same set')
+  t.strictSame(entries.map((e) => e.time), ['2025-01-01T10:00:00Z', '2025-01-01T11:00:00Z', '2025-01-01T12:00:00Z'], 'each write that changed a field stamps its time')
+  t.same(fields(cur, 'creator', 'Update'), fields(created, 'creator', 'Update'), "the creator's entry is untouched")
+})
+
 t.test('first apply on an untracked object: before-first-apply', async (t) => {
   const legacy = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'cm', namespace: 'ns', uid: 'u', labels: { app: 'x' } }, data: { a: '1' } }
   const c = applyPatch(legacy, cmApply({ a: '2' }), 'tool', opts())
