@@ -218,10 +218,36 @@ export function makePath(...parts: Array<string | PathElement>): PathElement[] {
 
 interface ChildNode { pe: PathElement; set: FieldSet }
 
-/** A set of paths, stored as a trie: `members` are the paths ending here, `children` the longer ones. */
+/** An empty map that refuses writes: what a set without members (or without children) reads. */
+class NoEntries<K, V> extends Map<K, V> {
+  override set(): this { throw new Error('FieldSet: write to a shared empty map') }
+  override delete(): boolean { throw new Error('FieldSet: write to a shared empty map') }
+  override clear(): void { throw new Error('FieldSet: write to a shared empty map') }
+}
+const NO_MEMBERS: Map<string, PathElement> = new NoEntries()
+const NO_CHILDREN: Map<string, ChildNode> = new NoEntries()
+
+/**
+ * A set of paths, stored as a trie: `members` are the paths ending here, `children` the longer ones. Both are read
+ * through the getters and written through setMember/setChild: a node gets a Map of its own only once it holds
+ * something of that kind (most nodes have members only, or children only; every write builds many sets).
+ */
 export class FieldSet {
-  readonly members = new Map<string, PathElement>()
-  readonly children = new Map<string, ChildNode>()
+  #members: Map<string, PathElement> = NO_MEMBERS
+  #children: Map<string, ChildNode> = NO_CHILDREN
+
+  get members(): ReadonlyMap<string, PathElement> { return this.#members }
+  get children(): ReadonlyMap<string, ChildNode> { return this.#children }
+
+  setMember(k: string, pe: PathElement): void {
+    if (this.#members === NO_MEMBERS) this.#members = new Map()
+    this.#members.set(k, pe)
+  }
+
+  setChild(k: string, c: ChildNode): void {
+    if (this.#children === NO_CHILDREN) this.#children = new Map()
+    this.#children.set(k, c)
+  }
 
   static of(...paths: Path[]): FieldSet {
     const s = new FieldSet()
@@ -235,11 +261,11 @@ export class FieldSet {
     for (let i = 0; i < path.length - 1; i++) {
       const pe = path[i]!
       let c = s.children.get(pe.key)
-      if (!c) { c = { pe, set: new FieldSet() }; s.children.set(pe.key, c) }
+      if (!c) { c = { pe, set: new FieldSet() }; s.setChild(pe.key, c) }
       s = c.set
     }
     const last = path[path.length - 1]!
-    s.members.set(last.key, last)
+    s.setMember(last.key, last)
   }
 
   has(path: Path): boolean {
@@ -272,8 +298,8 @@ export class FieldSet {
 
   copy(): FieldSet {
     const out = new FieldSet()
-    for (const [k, pe] of this.members) out.members.set(k, pe)
-    for (const [k, c] of this.children) out.children.set(k, { pe: c.pe, set: c.set.copy() })
+    for (const [k, pe] of this.members) out.setMember(k, pe)
+    for (const [k, c] of this.children) out.setChild(k, { pe: c.pe, set: c.set.copy() })
     return out
   }
 
@@ -306,12 +332,12 @@ export class FieldSet {
     if (o.subsetOf(this)) return this
     if (this.subsetOf(o)) return o
     const out = new FieldSet()
-    for (const [k, pe] of this.members) out.members.set(k, pe)
-    for (const [k, pe] of o.members) out.members.set(k, pe)
-    for (const [k, c] of this.children) out.children.set(k, c)
+    for (const [k, pe] of this.members) out.setMember(k, pe)
+    for (const [k, pe] of o.members) out.setMember(k, pe)
+    for (const [k, c] of this.children) out.setChild(k, c)
     for (const [k, c] of o.children) {
       const mine = this.children.get(k)
-      out.children.set(k, mine ? { pe: c.pe, set: mine.set.union(c.set) } : c)
+      out.setChild(k, mine ? { pe: c.pe, set: mine.set.union(c.set) } : c)
     }
     return out
   }
@@ -319,14 +345,14 @@ export class FieldSet {
   intersection(o: FieldSet): FieldSet {
     let out: FieldSet | undefined
     const [small, big] = this.members.size <= o.members.size ? [this.members, o.members] : [o.members, this.members]
-    for (const [k, pe] of small) if (big.has(k)) (out ??= new FieldSet()).members.set(k, pe)
+    for (const [k, pe] of small) if (big.has(k)) (out ??= new FieldSet()).setMember(k, pe)
     const [fewer, more] = this.children.size <= o.children.size ? [this, o] : [o, this]
     for (const [k, c] of fewer.children) {
       const oc = more.children.get(k)
       if (!oc) continue
       const r = c.set.intersection(oc.set)
       // the element as this set has it (either side's: both have the same key)
-      if (r !== EMPTY && !r.empty()) (out ??= new FieldSet()).children.set(k, { pe: (fewer === this ? c : oc).pe, set: r })
+      if (r !== EMPTY && !r.empty()) (out ??= new FieldSet()).setChild(k, { pe: (fewer === this ? c : oc).pe, set: r })
     }
     return out ?? EMPTY
   }
@@ -358,19 +384,19 @@ export class FieldSet {
     }
     if (!drop) return this
     const out = new FieldSet()
-    for (const [k, pe] of this.members) if (!o.members.has(k)) out.members.set(k, pe)
-    for (const [k, c] of kept) out.children.set(k, c)
+    for (const [k, pe] of this.members) if (!o.members.has(k)) out.setMember(k, pe)
+    for (const [k, c] of kept) out.setChild(k, c)
     return out
   }
 
   /** Adds as members the declared struct fields that only appear as parents (upstream EnsureNamedFieldsAreMembers). */
   ensureNamedFieldsAreMembers(node: TypeNode | undefined): FieldSet {
     const out = new FieldSet()
-    for (const [k, pe] of this.members) out.members.set(k, pe)
+    for (const [k, pe] of this.members) out.setMember(k, pe)
     for (const [k, c] of this.children) {
-      if (node && c.pe.kind === 'f' && node.kind === 'struct' && node.hasField(c.pe.name!)) out.members.set(k, c.pe)
+      if (node && c.pe.kind === 'f' && node.kind === 'struct' && node.hasField(c.pe.name!)) out.setMember(k, c.pe)
       const childType = !node ? undefined : c.pe.kind === 'f' ? node.child(c.pe.name!) : c.pe.kind === 'k' ? node.item : undefined
-      out.children.set(k, { pe: c.pe, set: c.set.ensureNamedFieldsAreMembers(childType) })
+      out.setChild(k, { pe: c.pe, set: c.set.ensureNamedFieldsAreMembers(childType) })
     }
     return out
   }
@@ -434,8 +460,8 @@ function read(v: unknown): [FieldSet | undefined, boolean] {
     const pe = parseElement(k)
     if (!pe) continue
     const [grand, childIsMember] = read(sub)
-    if (childIsMember) (children ??= new FieldSet()).members.set(pe.key, pe)
-    if (grand) (children ??= new FieldSet()).children.set(pe.key, { pe, set: grand })
+    if (childIsMember) (children ??= new FieldSet()).setMember(pe.key, pe)
+    if (grand) (children ??= new FieldSet()).setChild(pe.key, { pe, set: grand })
   }
   if (!children) isMember = true
   return [children, isMember]
