@@ -112,11 +112,13 @@ export function managerOf(ctx: RequestContext): string {
   return managerOrUserAgent(undefined, ctx.headers['user-agent'])
 }
 
-/** Fields reset by an endpoint: the main resource never owns status, the status endpoint never owns spec. */
-/** The fields a write through `target` leaves to the other target (built once: every tracked write asks). */
 const RESET_SPEC = FieldSet.of(makePath('spec'))
 const RESET_STATUS = FieldSet.of(makePath('status'))
 
+/**
+ * Fields reset by an endpoint: the main resource never owns status, the status endpoint never owns spec (sets built
+ * once: every tracked write asks).
+ */
 export function resetFields(def: ResolvedDefinition, target: UpdateTarget): FieldSet | undefined {
   if (!def.subresources?.includes('status')) return undefined
   return target === 'status' ? RESET_SPEC : RESET_STATUS

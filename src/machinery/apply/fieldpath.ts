@@ -351,8 +351,8 @@ export class FieldSet {
       const oc = more.children.get(k)
       if (!oc) continue
       const r = c.set.intersection(oc.set)
-      // the element as this set has it (either side's: both have the same key)
-      if (r !== EMPTY && !r.empty()) (out ??= new FieldSet()).setChild(k, { pe: (fewer === this ? c : oc).pe, set: r })
+      // EMPTY is the only empty result; the element as this set has it (both sides have the same key)
+      if (r !== EMPTY) (out ??= new FieldSet()).setChild(k, { pe: (fewer === this ? c : oc).pe, set: r })
     }
     return out ?? EMPTY
   }
