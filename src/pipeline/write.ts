@@ -71,7 +71,8 @@ export async function create(ctx: RequestContext, def: ResolvedDefinition, opts:
     const obj = attempt === 0 ? o : structuredClone(o)
     if (generated) delete obj.metadata.name
     admitCreate(ctx, def, obj, now)
-    await admitPlugins(ctx, def, 'CREATE', obj)
+    const admitted = admitPlugins(ctx, def, 'CREATE', obj)
+    if (admitted) await admitted
     const name = obj.metadata.name as string
     checkNamespace(def, ctx.info.namespace, name)
     const json = toStoredJson(opts.tracked ? obj : trackFields(ctx, def, undefined, obj, 'main', now))
@@ -136,6 +137,38 @@ function trackFields(ctx: RequestContext, def: ResolvedDefinition, old: Obj | un
  */
 export type Mutation = (old: Obj, curRv: number) => { object: Obj; tracked: boolean }
 
+/** What an update stores, built from the stored record: the strings that cross to the shard, and nothing else. */
+interface PreparedWrite { json: string; attrs: string; remove: boolean }
+
+/**
+ * The synchronous part of one update attempt: mutate a copy of the stored object, admit it, track its fields, and
+ * print it. Answers (unchanged object, dry run) come back as a Response; a Promise only when an admission plugin must
+ * wait (then `resume` finishes the attempt). The parsed objects die with this call: the attempt holds only strings
+ * while its put is in flight, so that under load they are not copied by a scavenge and promoted.
+ */
+function prepareUpdate(ctx: RequestContext, def: ResolvedDefinition, target: UpdateTarget, rec: Buffer, curRv: number, mutate: Mutation, copyOld: boolean, dry: boolean): PreparedWrite | Response | Promise<PreparedWrite | Response> {
+  const old = parseStored(rec)
+  const m = mutate(copyOld ? cloneJson(old) : old, curRv)
+  const now = Date.now()
+  admitUpdate(ctx, def, m.object, old, target)
+  const admitted = admitPlugins(ctx, def, 'UPDATE', m.object, old)
+  if (admitted) return admitted.then(() => finishUpdate(ctx, def, target, rec, curRv, old, m, dry, now))
+  return finishUpdate(ctx, def, target, rec, curRv, old, m, dry, now)
+}
+
+function finishUpdate(ctx: RequestContext, def: ResolvedDefinition, target: UpdateTarget, rec: Buffer, curRv: number, old: Obj, m: ReturnType<Mutation>, dry: boolean, now: number): PreparedWrite | Response {
+  const o = m.tracked ? m.object : trackFields(ctx, def, old, m.object, target, now)
+  o.metadata.resourceVersion = RV_MARKER
+  const canon = canonical(o)
+  const json = JSON.stringify(canon)
+  old.metadata.resourceVersion = RV_MARKER
+  const oldCanon = canonical(old)
+  // Unchanged when the stored form would be the same text; the trees answer that without printing the old one.
+  if (sameJsonText(canon, oldCanon) ?? json === JSON.stringify(oldCanon)) return objectResponse(ctx, 200, recordObject(rec))
+  if (dry) return objectResponse(ctx, 200, withRv(json, curRv))
+  return { json, attrs: JSON.stringify(attrsOf(def, o)), remove: readyToRemove(o, now) }
+}
+
 /**
  * The read-modify-write of update and patch (upstream GuaranteedUpdate): read the newest object, build the new one,
  * admit it, write it conditionally on the version read; retried on races unless the client pinned a version.
@@ -152,26 +185,15 @@ export async function guaranteedUpdate(ctx: RequestContext, def: ResolvedDefinit
     if (!rec) throw notFound(gr(def), name)
     const curRv = recordRv(rec)
     if (clientRv !== 0 && clientRv !== curRv) throw conflict(gr(def), name)
-    const old = parseStored(rec)
-    const m = mutate(copyOld ? cloneJson(old) : old, curRv)
-    let o = m.object
-    const now = Date.now()
-    admitUpdate(ctx, def, o, old, target)
-    await admitPlugins(ctx, def, 'UPDATE', o, old)
-    if (!m.tracked) o = trackFields(ctx, def, old, o, target, now)
-    o.metadata.resourceVersion = RV_MARKER
-    const canon = canonical(o)
-    const json = JSON.stringify(canon)
-    old.metadata.resourceVersion = RV_MARKER
-    const oldCanon = canonical(old)
-    // Unchanged when the stored form would be the same text; the trees answer that without printing the old one.
-    if (sameJsonText(canon, oldCanon) ?? json === JSON.stringify(oldCanon)) return objectResponse(ctx, 200, recordObject(rec))
-    if (dry) return objectResponse(ctx, 200, withRv(json, curRv))
-    const attrs = JSON.stringify(attrsOf(def, o))
-    const r = readyToRemove(o, now)
-      ? await store.remove(shard, key, curRv, attrs, json, sendAtOnce(ctx))
-      : await store.put(shard, key, curRv, attrs, json, sendAtOnce(ctx))
-    if (r.ok) return objectResponse(ctx, 200, withRv(json, r.rv))
+    const prepared = prepareUpdate(ctx, def, target, rec, curRv, mutate, copyOld, dry)
+    const w = prepared instanceof Promise ? await prepared : prepared
+    if (!('json' in w)) return w
+    const t0 = performance.now()
+    const r = w.remove
+      ? await store.remove(shard, key, curRv, w.attrs, w.json, sendAtOnce(ctx))
+      : await store.put(shard, key, curRv, w.attrs, w.json, sendAtOnce(ctx))
+    ctx.timings['dispatch.storage'] = (ctx.timings['dispatch.storage'] ?? 0) + performance.now() - t0
+    if (r.ok) return objectResponse(ctx, 200, withRv(w.json, r.rv))
     if (r.reason === 'notfound') throw notFound(gr(def), name)
     if (r.reason === 'conflict') {
       if (clientRv !== 0) throw conflict(gr(def), name)
@@ -189,9 +211,25 @@ export async function update(ctx: RequestContext, def: ResolvedDefinition, targe
   if (o0.metadata.name !== name) throw badRequest(`the name of the object (${o0.metadata.name}) does not match the name on the URL (${name})`)
   requireResourceVersion(def, o0)
   const clientRv = o0.metadata.resourceVersion ? parseRv(String(o0.metadata.resourceVersion), 'metadata.resourceVersion') : 0
-  // A version from the client means one attempt (guaranteedUpdate answers a race with 409 instead of retrying):
-  // the decoded body is used as it is; retries without one each get a fresh copy.
-  return guaranteedUpdate(ctx, def, target, name, clientRv, (_old, _rv) => ({ object: clientRv !== 0 ? o0 : cloneJson(o0), tracked: false }), { readsOld: false })
+  // A version from the client means one attempt (guaranteedUpdate answers a race with 409 instead of retrying): the
+  // decoded body is used as it is, and not kept while the put is in flight. Retries without one each get a fresh copy.
+  return guaranteedUpdate(ctx, def, target, name, clientRv, clientRv !== 0 ? once(o0) : copies(o0), { readsOld: false })
+}
+
+/** A mutation handing over `o` itself, once: it keeps no reference after that. */
+function once(o: Obj): Mutation {
+  let object: Obj | undefined = o
+  return () => {
+    if (object === undefined) throw internal('an update with a resourceVersion was attempted twice')
+    const r = { object, tracked: false }
+    object = undefined
+    return r
+  }
+}
+
+/** A mutation handing over a fresh copy of `o` on every attempt. */
+function copies(o: Obj): Mutation {
+  return () => ({ object: cloneJson(o), tracked: false })
 }
 
 // ---- delete ----
@@ -246,7 +284,8 @@ export async function deleteOne(ctx: RequestContext, def: ResolvedDefinition, na
     if (pre?.resourceVersion && pre.resourceVersion !== String(curRv)) {
       throw preconditionConflict(def.group, def.kind, name, `the ResourceVersion in the precondition (${pre.resourceVersion}) does not match the ResourceVersion in record (${curRv}). The object might have been modified`)
     }
-    await admitPlugins(ctx, def, 'DELETE', undefined, o)
+    const admitted = admitPlugins(ctx, def, 'DELETE', undefined, o)
+    if (admitted) await admitted
     const now = Date.now()
     const finalizers: string[] = Array.isArray(m.finalizers) ? [...m.finalizers] : []
     const policy = opts.propagationPolicy ?? (opts.orphanDependents === true ? 'Orphan' : opts.orphanDependents === false ? 'Background' : undefined)
