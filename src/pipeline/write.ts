@@ -9,7 +9,8 @@ import { updateManagedFields, managerOrUserAgent } from '../machinery/apply/appl
 import { FieldSet, makePath } from '../machinery/apply/fieldpath.js'
 import { typeTree } from '../machinery/patch/schema-walk.js'
 import { loadDefinitions } from '../registry/schema.js'
-import { store, registry, gr, shardOfDef, keyFor, objectResponse, valueResponse, withRv, isDryRun, parseRv, parseStored } from './dispatch.js'
+import { store, registry, gr, shardOfDef, keyFor, objectResponse, valueResponse, withRv, storedJson, isDryRun, parseRv, parseStored } from './dispatch.js'
+import type { ShardReply } from '../../actors/shard/messages.js'
 import { parseSelectors, matches, listResponse } from './read.js'
 import { cloneJson, sameJsonText } from '../machinery/json-tree.js'
 
@@ -63,29 +64,41 @@ export function checkNamespace(def: ResolvedDefinition, ns: string, name: string
 /** `tracked`: the body's managedFields are already computed (server-side apply creating the object). */
 export async function create(ctx: RequestContext, def: ResolvedDefinition, opts: { tracked?: boolean } = {}): Promise<Response> {
   if (ctx.info.name !== '') throw methodNotAllowed()
-  const o = decodeObject(ctx, def)
+  let body: Obj | undefined = decodeObject(ctx, def)
   const dry = isDryRun(ctx)
   const now = Date.now()
-  const generated = !o.metadata.name && !!o.metadata.generateName
+  const generated = !body.metadata.name && !!body.metadata.generateName
   for (let attempt = 0; ; attempt++) {
-    const obj = attempt === 0 ? o : structuredClone(o)
+    // Only a generated name is tried again (with a fresh copy of the body): otherwise nothing keeps the body.
+    let obj: Obj | undefined = attempt === 0 ? body! : structuredClone(body!)
+    if (!generated) body = undefined
     if (generated) delete obj.metadata.name
     admitCreate(ctx, def, obj, now)
     const admitted = admitPlugins(ctx, def, 'CREATE', obj)
     if (admitted) await admitted
     const name = obj.metadata.name as string
-    checkNamespace(def, ctx.info.namespace, name)
-    const json = toStoredJson(opts.tracked ? obj : trackFields(ctx, def, undefined, obj, 'main', now))
-    if (dry) return objectResponse(ctx, 201, withRv(json, 0).replace('"resourceVersion":"0",', ''))
-    const shard = shardOfDef(def)
-    const r = await store.put(shard, keyFor(def, ctx.info.namespace, name), 0, JSON.stringify(attrsOf(def, obj)), json, sendAtOnce(ctx))
-    if (r.ok) return objectResponse(ctx, 201, withRv(json, r.rv))
+    const a = sendCreate(ctx, def, obj, name, now, opts.tracked === true, dry)
+    obj = undefined
+    if (!('sent' in a)) return a
+    const r = await a.sent
+    if (r.ok) return objectResponse(ctx, 201, storedJson(r))
     if (r.reason === 'exists') {
       if (generated && attempt < MAX_CREATE_ATTEMPTS) continue
       throw alreadyExists(gr(def), name, generated)
     }
     throw internal(r.message ?? r.reason)
   }
+}
+
+/** A write on its way to the shard: the caller waits for the reply holding nothing but this. */
+type Attempt = Response | { sent: Promise<ShardReply> }
+
+/** Prints the new object and sends it (or answers a dry run); the object and its text die with this call. */
+function sendCreate(ctx: RequestContext, def: ResolvedDefinition, obj: Obj, name: string, now: number, tracked: boolean, dry: boolean): Attempt {
+  checkNamespace(def, ctx.info.namespace, name)
+  const json = toStoredJson(tracked ? obj : trackFields(ctx, def, undefined, obj, 'main', now))
+  if (dry) return objectResponse(ctx, 201, withRv(json, 0).replace('"resourceVersion":"0",', ''))
+  return { sent: store.put(shardOfDef(def), keyFor(def, ctx.info.namespace, name), 0, JSON.stringify(attrsOf(def, obj)), json, sendAtOnce(ctx)) }
 }
 
 // ---- update ----
@@ -137,26 +150,24 @@ function trackFields(ctx: RequestContext, def: ResolvedDefinition, old: Obj | un
  */
 export type Mutation = (old: Obj, curRv: number) => { object: Obj; tracked: boolean }
 
-/** What an update stores, built from the stored record: the strings that cross to the shard, and nothing else. */
-interface PreparedWrite { json: string; attrs: string; remove: boolean }
-
 /**
- * The synchronous part of one update attempt: mutate a copy of the stored object, admit it, track its fields, and
- * print it. Answers (unchanged object, dry run) come back as a Response; a Promise only when an admission plugin must
- * wait (then `resume` finishes the attempt). The parsed objects die with this call: the attempt holds only strings
- * while its put is in flight, so that under load they are not copied by a scavenge and promoted.
+ * One update attempt from the stored record: mutate a copy of the stored object, admit it, track its fields, print it
+ * and send it. Answers (unchanged object, dry run) come back as a Response; a Promise only when an admission plugin
+ * must wait. The parsed objects and the printed text die with this call: across the put the request holds only the
+ * reply's promise (the reply brings the stored bytes), so that under load nothing of it is copied by a scavenge and
+ * promoted.
  */
-function prepareUpdate(ctx: RequestContext, def: ResolvedDefinition, target: UpdateTarget, rec: Buffer, curRv: number, mutate: Mutation, copyOld: boolean, dry: boolean): PreparedWrite | Response | Promise<PreparedWrite | Response> {
+function attemptUpdate(ctx: RequestContext, def: ResolvedDefinition, target: UpdateTarget, key: string, rec: Buffer, curRv: number, mutate: Mutation, copyOld: boolean, dry: boolean): Attempt | Promise<Attempt> {
   const old = parseStored(rec)
   const m = mutate(copyOld ? cloneJson(old) : old, curRv)
   const now = Date.now()
   admitUpdate(ctx, def, m.object, old, target)
   const admitted = admitPlugins(ctx, def, 'UPDATE', m.object, old)
-  if (admitted) return admitted.then(() => finishUpdate(ctx, def, target, rec, curRv, old, m, dry, now))
-  return finishUpdate(ctx, def, target, rec, curRv, old, m, dry, now)
+  if (admitted) return admitted.then(() => sendUpdate(ctx, def, target, key, rec, curRv, old, m, dry, now))
+  return sendUpdate(ctx, def, target, key, rec, curRv, old, m, dry, now)
 }
 
-function finishUpdate(ctx: RequestContext, def: ResolvedDefinition, target: UpdateTarget, rec: Buffer, curRv: number, old: Obj, m: ReturnType<Mutation>, dry: boolean, now: number): PreparedWrite | Response {
+function sendUpdate(ctx: RequestContext, def: ResolvedDefinition, target: UpdateTarget, key: string, rec: Buffer, curRv: number, old: Obj, m: ReturnType<Mutation>, dry: boolean, now: number): Attempt {
   const o = m.tracked ? m.object : trackFields(ctx, def, old, m.object, target, now)
   o.metadata.resourceVersion = RV_MARKER
   const canon = canonical(o)
@@ -166,7 +177,9 @@ function finishUpdate(ctx: RequestContext, def: ResolvedDefinition, target: Upda
   // Unchanged when the stored form would be the same text; the trees answer that without printing the old one.
   if (sameJsonText(canon, oldCanon) ?? json === JSON.stringify(oldCanon)) return objectResponse(ctx, 200, recordObject(rec))
   if (dry) return objectResponse(ctx, 200, withRv(json, curRv))
-  return { json, attrs: JSON.stringify(attrsOf(def, o)), remove: readyToRemove(o, now) }
+  const attrs = JSON.stringify(attrsOf(def, o))
+  const shard = shardOfDef(def)
+  return { sent: readyToRemove(o, now) ? store.remove(shard, key, curRv, attrs, json, sendAtOnce(ctx)) : store.put(shard, key, curRv, attrs, json, sendAtOnce(ctx)) }
 }
 
 /**
@@ -185,15 +198,13 @@ export async function guaranteedUpdate(ctx: RequestContext, def: ResolvedDefinit
     if (!rec) throw notFound(gr(def), name)
     const curRv = recordRv(rec)
     if (clientRv !== 0 && clientRv !== curRv) throw conflict(gr(def), name)
-    const prepared = prepareUpdate(ctx, def, target, rec, curRv, mutate, copyOld, dry)
-    const w = prepared instanceof Promise ? await prepared : prepared
-    if (!('json' in w)) return w
+    const a0 = attemptUpdate(ctx, def, target, key, rec, curRv, mutate, copyOld, dry)
+    const a = a0 instanceof Promise ? await a0 : a0
+    if (!('sent' in a)) return a
     const t0 = performance.now()
-    const r = w.remove
-      ? await store.remove(shard, key, curRv, w.attrs, w.json, sendAtOnce(ctx))
-      : await store.put(shard, key, curRv, w.attrs, w.json, sendAtOnce(ctx))
+    const r = await a.sent
     ctx.timings['dispatch.storage'] = (ctx.timings['dispatch.storage'] ?? 0) + performance.now() - t0
-    if (r.ok) return objectResponse(ctx, 200, withRv(w.json, r.rv))
+    if (r.ok) return objectResponse(ctx, 200, storedJson(r))
     if (r.reason === 'notfound') throw notFound(gr(def), name)
     if (r.reason === 'conflict') {
       if (clientRv !== 0) throw conflict(gr(def), name)
