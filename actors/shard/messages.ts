@@ -19,12 +19,7 @@ export type ShardRequest = ObjectPut | ObjectDelete | WatchSubscribe | WatchUnsu
 
 export type FailReason = 'conflict' | 'exists' | 'notfound' | 'expired' | 'internal'
 
-/**
- * `rec`: on a put or delete, the record as stored (the object's JSON with its resourceVersion in place): the writer
- * answers with its bytes and need not keep its own text while the write is in flight. It is the very buffer of the
- * write's watch event, so a reply and event in one message carry it once.
- */
-export interface ReplyOk { id: number; ok: true; rv: number; rec?: Uint8Array; events?: WatchEvent[]; oldest?: number }
+export interface ReplyOk { id: number; ok: true; rv: number; events?: WatchEvent[]; oldest?: number }
 export interface ReplyFail { id: number; ok: false; reason: FailReason; rv?: number; message?: string }
 export type ShardReply = ReplyOk | ReplyFail
 

@@ -356,7 +356,7 @@ function commitBatch(): void {
     if (w.failure) { reply(w.peer, w.failure); continue }
     if (w.event) { publish(w.event); bumpAuthzVersion(w.event) }
     finishRv(w.rv)
-    reply(w.peer, { id: w.req.id, ok: true, rv: w.rv, rec: w.event?.[3] })
+    reply(w.peer, { id: w.req.id, ok: true, rv: w.rv })
   }
 }
 

@@ -1,5 +1,5 @@
 // The storage stage's shared parts: the store, keys, responses in the negotiated form, dry run and resourceVersion parsing (reads in read.ts, writes in write.ts).
-import { badRequest, internal, invalid, tooLargeResourceVersion } from '../machinery/errors.js'
+import { badRequest, invalid, tooLargeResourceVersion } from '../machinery/errors.js'
 import { objectKey, recordObject, RV_MARKER } from '../machinery/storage-format.js'
 import type { Obj, ResolvedDefinition } from '../registry/define.js'
 import type { Registry } from '../registry/index.js'
@@ -37,12 +37,6 @@ export function objectResponse(ctx: RequestContext, status: number, json: Buffer
 export function valueResponse(ctx: RequestContext, status: number, value: unknown): Response {
   const mt = negotiate(ctx.headers['accept'])
   return { status, body: encodeValue(value, mt, ctx.pretty), contentType: contentTypeOf(mt), headers: ctx.responseHeaders }
-}
-
-/** The stored object's JSON of an acknowledged put or delete: the shard's record of it. */
-export function storedJson(r: { rec?: Uint8Array }): Buffer {
-  if (r.rec === undefined) throw internal('the store acknowledged a write without its record')
-  return recordObject(r.rec)
 }
 
 export function withRv(json: string, rv: number): string {
