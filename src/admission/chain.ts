@@ -30,8 +30,7 @@ export const liveLookups: NodeRestrictionLookups = {
  * Runs after a write's own admission (defaults, strategy, validation) and before it is stored. `object` is the new
  * object (absent on delete), `oldObject` the stored one (update, delete). Throws the error to answer. Returns a promise
  * only when it must wait (the RBAC escalation check): callers await only then, so that a write goes on to its store
- * put in the same turn. An `await` of nothing resumes in a microtask, which uWS runs only after its whole batch of
- * requests: every write of the batch then held its parsed body and stored object across scavenges.
+ * put without a microtask turn in between.
  */
 export function admitPlugins(ctx: RequestContext, def: ResolvedDefinition, operation: AdmissionOperation, object?: Obj, oldObject?: Obj): void | Promise<void> {
   const u = ctx.user
