@@ -80,7 +80,9 @@ export async function create(ctx: RequestContext, def: ResolvedDefinition, opts:
     const a = sendCreate(ctx, def, obj, name, now, opts.tracked === true, dry)
     obj = undefined
     if (!('sent' in a)) return a
+    const t0 = performance.now()
     const r = await a.sent
+    storageTime(ctx, t0)
     if (r.ok) return objectResponse(ctx, 201, withRv(a.json, r.rv))
     if (r.reason === 'exists') {
       if (generated && attempt < MAX_CREATE_ATTEMPTS) continue
@@ -92,6 +94,11 @@ export async function create(ctx: RequestContext, def: ResolvedDefinition, opts:
 
 /** A write on its way to the shard, and the text it answers with: the caller holds nothing else across the put. */
 type Attempt = Response | { sent: Promise<ShardReply>; json: string }
+
+/** Records a write's round trip to the shard, begun at `t0`, in the access line as `dispatch.storage`. */
+function storageTime(ctx: RequestContext, t0: number): void {
+  ctx.timings['dispatch.storage'] = (ctx.timings['dispatch.storage'] ?? 0) + performance.now() - t0
+}
 
 /** Prints the new object and sends it (or answers a dry run); the object dies with this call. */
 function sendCreate(ctx: RequestContext, def: ResolvedDefinition, obj: Obj, name: string, now: number, tracked: boolean, dry: boolean): Attempt {
@@ -204,7 +211,7 @@ export async function guaranteedUpdate(ctx: RequestContext, def: ResolvedDefinit
     if (!('sent' in a)) return a
     const t0 = performance.now()
     const r = await a.sent
-    ctx.timings['dispatch.storage'] = (ctx.timings['dispatch.storage'] ?? 0) + performance.now() - t0
+    storageTime(ctx, t0)
     if (r.ok) return objectResponse(ctx, 200, withRv(a.json, r.rv))
     if (r.reason === 'notfound') throw notFound(gr(def), name)
     if (r.reason === 'conflict') {
