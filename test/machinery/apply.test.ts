@@ -9,7 +9,7 @@ import {
 } from '../../src/machinery/apply/apply.js'
 import type { ApplyOptions } from '../../src/machinery/apply/apply.js'
 import {
-  FieldSet, toFieldSet, pathString, makePath, keyElement, valueElement, indexElement, parseElement,
+  FieldSet, toFieldSet, pathString, makePath, keyElement, valueElement, indexElement, parseElement, sortInPlace,
 } from '../../src/machinery/apply/fieldpath.js'
 import { decodeManagedFields, encodeManagedFields } from '../../src/machinery/apply/managed-fields.js'
 
@@ -373,6 +373,48 @@ t.test('set operations: subsets, disjoint sets and nothing removed give the same
   t.strictSame(paths(big.recursiveDifference(fs(['spec']))), ['.metadata', '.status.phase'], 'recursiveDifference: it does')
   t.strictSame(paths(big.recursiveDifference(fs(['spec', 'a'], ['status', 'phase']))), ['.metadata', '.spec.b'])
   t.strictSame(paths(fs(['spec', 'a']).difference(fs(['spec', 'a'])).union(small)), paths(small), 'an emptied set joins as empty')
+})
+
+t.test('difference and recursiveDifference agree with path-by-path removal on random sets', async (t) => {
+  // A small seeded generator: the same sets every run.
+  let seed = 42
+  const rnd = (n: number) => { seed = (seed * 1103515245 + 12345) & 0x7fffffff; return seed % n }
+  const names = ['a', 'b', 'c', 'd']
+  const randomPaths = (): string[][] => {
+    const out: string[][] = []
+    for (let i = rnd(9); i > 0; i--) out.push(Array.from({ length: 1 + rnd(3) }, () => names[rnd(names.length)]!))
+    return out
+  }
+  const key = (p: string[]) => p.join('.')
+  let cases = 0
+  for (let i = 0; i < 3000; i++) {
+    const ap = randomPaths()
+    const bp = randomPaths()
+    // Sets built through operations too, so that some hold emptied children.
+    const a = rnd(3) === 0 ? FieldSet.of(...ap.map((p) => makePath(...p))).difference(FieldSet.of(...randomPaths().map((p) => makePath(...p)))) : FieldSet.of(...ap.map((p) => makePath(...p)))
+    const b = FieldSet.of(...bp.map((p) => makePath(...p)))
+    const aPaths = a.paths().map((p) => p.map((e) => e.name!))
+    const inB = new Set(bp.map(key))
+    const expectDiff = aPaths.filter((p) => !inB.has(key(p))).map(key).sort()
+    const expectRec = aPaths.filter((p) => !p.some((_, j) => inB.has(key(p.slice(0, j + 1))))).map(key).sort()
+    const got = (s: FieldSet) => s.paths().map((p) => key(p.map((e) => e.name!))).sort()
+    const d = a.difference(b)
+    const r = a.recursiveDifference(b)
+    if (JSON.stringify(got(d)) !== JSON.stringify(expectDiff) || JSON.stringify(got(r)) !== JSON.stringify(expectRec)) {
+      t.fail(`a ${JSON.stringify(aPaths)} b ${JSON.stringify(bp)}: difference ${JSON.stringify(got(d))} (want ${JSON.stringify(expectDiff)}), recursive ${JSON.stringify(got(r))} (want ${JSON.stringify(expectRec)})`)
+      return
+    }
+    // Nothing removed: the set itself.
+    if (expectDiff.length === aPaths.length && d !== a) { t.fail(`difference removed nothing but made a new set: ${JSON.stringify(aPaths)} - ${JSON.stringify(bp)}`); return }
+    cases++
+  }
+  t.equal(cases, 3000)
+  // The in-place sort of short arrays is stable and sorts like Array.prototype.sort.
+  for (let i = 0; i < 500; i++) {
+    const xs = Array.from({ length: rnd(20) }, (_, j) => ({ k: rnd(5), j }))
+    const want = [...xs].sort((x, y) => x.k - y.k)
+    t.strictSame(sortInPlace(xs, (x, y) => x.k - y.k), want)
+  }
 })
 
 t.test('a status writer repeating the same fields keeps its entry as it was, but for the time', async (t) => {

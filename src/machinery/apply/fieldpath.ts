@@ -370,22 +370,39 @@ export class FieldSet {
   /** difference (or recursiveDifference): this set itself when nothing goes, a new set built only once something does. */
   #without(o: FieldSet, recursive: boolean): FieldSet {
     if (o.members.size === 0 && o.children.size === 0) return this
-    let drop = false
-    for (const k of this.members.keys()) if (o.members.has(k)) { drop = true; break }
-    const kept: Array<[string, ChildNode]> = []
+    // Nothing is allocated until something goes (filtering a write's changes by the reset fields usually removes
+    // nothing): `out` is started at the first removal, with what came before it.
+    let out: FieldSet | undefined
+    for (const k of this.members.keys()) if (o.members.has(k)) { out = this.#membersWithout(o); break }
     for (const [k, c] of this.children) {
-      if (recursive && o.members.has(k)) { drop = true; continue }
+      let next: ChildNode | undefined
       const oc = o.children.get(k)
-      if (!oc) { kept.push([k, c]); continue }
-      const r = recursive ? c.set.recursiveDifference(oc.set) : c.set.difference(oc.set)
-      if (r === c.set) { if (!r.empty()) kept.push([k, c]); continue }
-      drop = true
-      if (!r.empty()) kept.push([k, { pe: c.pe, set: r }])
+      if (recursive && o.members.has(k)) next = undefined
+      else if (!oc) next = c
+      else {
+        const r = recursive ? c.set.recursiveDifference(oc.set) : c.set.difference(oc.set)
+        next = r === c.set ? (r.empty() ? undefined : c) : r.empty() ? undefined : { pe: c.pe, set: r }
+        // An empty child the other set leaves alone stays while nothing else goes (the set itself is the answer).
+        if (r === c.set && out === undefined) continue
+      }
+      if (out === undefined) {
+        if (next === c) continue
+        out = this.#membersWithout(o)
+        for (const [k2, c2] of this.children) {
+          if (k2 === k) break
+          // what the loop kept before this child: untouched children, and touched ones left non-empty
+          if (!o.children.has(k2) || !c2.set.empty()) out.setChild(k2, c2)
+        }
+      }
+      if (next !== undefined) out.setChild(k, next)
     }
-    if (!drop) return this
+    return out ?? this
+  }
+
+  /** A new set with this set's members that are not members of `o` (no children). */
+  #membersWithout(o: FieldSet): FieldSet {
     const out = new FieldSet()
     for (const [k, pe] of this.members) if (!o.members.has(k)) out.setMember(k, pe)
-    for (const [k, c] of kept) out.setChild(k, c)
     return out
   }
 
@@ -432,10 +449,31 @@ export class FieldSet {
 
 const EMPTY = new FieldSet()
 
-/** Elements in FieldsV1 order (field names alone, the usual case, compare by name only). */
+/** Elements in FieldsV1 order (field names alone, the usual case, compare by name only), sorted in place. */
 function sortElements(pes: PathElement[]): PathElement[] {
-  if (pes.every((pe) => pe.kind === 'f')) return pes.sort((a, b) => compareStrings(a.name!, b.name!))
-  return pes.sort(compareElements)
+  let names = true
+  for (let i = 0; i < pes.length; i++) if (pes[i]!.kind !== 'f') { names = false; break }
+  return sortInPlace(pes, names ? compareNames : compareElements)
+}
+
+function compareNames(a: PathElement, b: PathElement): number {
+  return compareStrings(a.name!, b.name!)
+}
+
+/**
+ * Sorts in place. Short arrays (what a set's level and a write's managedFields entries are) by insertion, which
+ * allocates nothing: Array.prototype.sort copies every array it sorts into a work array first, and the managedFields
+ * of each write sort many short arrays (about 4 % of the front-end's allocated bytes in mixed).
+ */
+export function sortInPlace<T>(a: T[], cmp: (x: T, y: T) => number): T[] {
+  if (a.length > 16) return a.sort(cmp)
+  for (let i = 1; i < a.length; i++) {
+    const x = a[i]!
+    let j = i - 1
+    while (j >= 0 && cmp(a[j]!, x) > 0) { a[j + 1] = a[j]!; j-- }
+    a[j + 1] = x
+  }
+  return a
 }
 
 function emit(s: FieldSet, includeSelf: boolean): Record<string, unknown> {

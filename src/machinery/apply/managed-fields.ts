@@ -2,7 +2,7 @@
 // shape and order (Apply before Update, then time, manager, apiVersion, subresource).
 import { isObject } from '../patch/schema-walk.js'
 import { memoize } from '../memo.js'
-import { FieldSet, goJSONString } from './fieldpath.js'
+import { FieldSet, goJSONString, sortInPlace } from './fieldpath.js'
 
 export type Operation = 'Apply' | 'Update'
 
@@ -277,7 +277,7 @@ export function encodeManagedFields(managed: Managed): ManagedFieldsEntry[] | un
 /** Upstream order: operation (Apply first), time, manager, apiVersion, subresource. */
 export function sortEntries(entries: ManagedFieldsEntry[]): ManagedFieldsEntry[] {
   if (entries.length < 2) return entries
-  return entries.sort((p, q) => {
+  return sortInPlace(entries, (p, q) => {
     if (p.operation !== q.operation) return (p.operation ?? '') < (q.operation ?? '') ? -1 : 1
     const ps = seconds(p.time)
     const qs = seconds(q.time)

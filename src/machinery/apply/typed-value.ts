@@ -26,13 +26,19 @@ function walkKind(n: TypeNode, l: unknown, r: unknown): 'leaf' | 'map' | 'list' 
   const sl = shapeOf(l)
   const sr = shapeOf(r)
   if ((sl !== 'none' && sl !== k) || (sr !== 'none' && sr !== k)) return 'leaf'
-  const emptyL = sl === 'none' || (k === 'map' ? Object.keys(l as Obj).length === 0 : (l as unknown[]).length === 0)
-  const emptyR = sr === 'none' || (k === 'map' ? Object.keys(r as Obj).length === 0 : (r as unknown[]).length === 0)
+  const emptyL = sl === 'none' || (k === 'map' ? noOwnKeys(l as Obj) : (l as unknown[]).length === 0)
+  const emptyR = sr === 'none' || (k === 'map' ? noOwnKeys(r as Obj) : (r as unknown[]).length === 0)
   if (emptyL && emptyR) return 'leaf'
   return k
 }
 
 const hasOwn = (o: Obj, k: string): boolean => Object.prototype.hasOwnProperty.call(o, k)
+
+/** Whether a map has no own keys, without listing them (a write walks every map of both objects). */
+function noOwnKeys(o: Obj): boolean {
+  for (const k in o) if (hasOwn(o, k)) return false
+  return true
+}
 
 function zeroOf(n: TypeNode): unknown { return n.kind === 'struct' ? {} : null }
 
@@ -51,7 +57,8 @@ function checkListKeys(v: unknown, n: TypeNode): void {
   if (k === 'leaf') return
   if (k === 'map') {
     if (!isObject(v)) return
-    for (const key of Object.keys(v)) checkListKeys(v[key], n.child(key))
+    // for-in, not Object.keys: no key array per map (plain JSON objects inherit nothing enumerable)
+    for (const key in v) checkListKeys(v[key], n.child(key))
     return
   }
   const list = Array.isArray(v) ? v : []
