@@ -170,6 +170,8 @@ export const mixed: Scenario = {
         target: 'orch', name: `informer initial LIST (${N} by node, 1 cluster-wide)`, unit: 'lists', ops: listHist.count, seconds: 0, rate: listHist.count,
         latency: summarize(listHist), errors: listErrors, distribution: distribution(listHist), stageTimings: informerTimings,
       })
+      const lag = cpu.loadgenLagMs
+      ctx.notes.push(`load generator's event-loop delay over the measured window: p50 ${lag.p50} ms, p99 ${lag.p99} ms, max ${lag.max} ms (a write's latency includes the generator's lateness in reading its answer)`)
       return { rows, ratios: [] }
     } finally {
       for (const w of watchers) w.close()

@@ -1,6 +1,7 @@
 // CPU and memory of a process from /proc/<pid>/stat and /proc/<pid>/status, and of the whole machine from /proc/stat.
 import { readFileSync } from 'node:fs'
 import os from 'node:os'
+import { monitorEventLoopDelay, type IntervalHistogram } from 'node:perf_hooks'
 
 /** Kernel clock ticks per second (USER_HZ): 100 on every Linux we run on. */
 const TICKS = 100
@@ -108,13 +109,24 @@ export class SelfAndMachine {
   private self0 = process.cpuUsage()
   private m0 = machineCpu()
   private t0 = performance.now()
+  /**
+   * How late the load generator's event loop ran (1 ms resolution): a latency the generator measures includes its
+   * own lateness in reading the answer, so this says how far its figures can be trusted.
+   */
+  private lag: IntervalHistogram = monitorEventLoopDelay({ resolution: 1 })
 
-  stop(): { loadgenCpuPct: number; machineBusyPct: number } {
+  constructor() { this.lag.enable() }
+
+  stop(): { loadgenCpuPct: number; machineBusyPct: number; loadgenLagMs: { p50: number; p99: number; max: number } } {
+    this.lag.disable()
+    const ms = (ns: number) => Math.round(ns / 1e4) / 100
+    const loadgenLagMs = { p50: ms(this.lag.percentile(50)), p99: ms(this.lag.percentile(99)), max: ms(this.lag.max) }
     const s = process.cpuUsage(this.self0)
     const m = machineCpu()
     const secs = (performance.now() - this.t0) / 1000
     const dt = m.total - this.m0.total
     return {
+      loadgenLagMs,
       loadgenCpuPct: secs > 0 ? Math.round(((s.user + s.system) / 1e6 / secs) * 100) : 0,
       // percent of one core, like the others: 200 = both cores of a 2-core machine busy
       machineBusyPct: dt > 0 ? Math.round(((m.busy - this.m0.busy) / dt) * 100 * os.cpus().length) : 0,
