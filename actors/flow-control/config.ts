@@ -6,7 +6,8 @@ import {
 } from '../../src/registry/resources/flowcontrol.apiserver.orch.io/bootstrap.js'
 import { specEqualish } from '../../src/registry/resources/flowcontrol.apiserver.orch.io/validation.js'
 import { dealerProblem, flowHash } from './dealer.js'
-import type { IntegratorResults, PriorityLevelKind } from './fair-queuing.js'
+import type { PriorityLevelKind } from './fair-queuing.js'
+import type { IntegratorResults } from './measures.js'
 import { priorityLevelMaxSeats } from './work-estimate.js'
 
 export {

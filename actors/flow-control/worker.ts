@@ -6,7 +6,8 @@ import {
   type ConcurrencyLimits, type ConcurrencyPlan, type FlowConfig, type PriorityLevelInfo, type SeatDemandStats,
 } from './config.js'
 import { flowHash } from './dealer.js'
-import { QueueSet, SeatDemandIntegrator, WAIT_DURATION_BUCKETS, formatSeatSeconds, realClock, type FlowRequest, type QueueSetConfig, type QueueSetDump, type RequestDump } from './fair-queuing.js'
+import { QueueSet, type FlowRequest, type QueueSetConfig, type QueueSetDump, type RequestDump } from './fair-queuing.js'
+import { SeatDemandIntegrator, WAIT_DURATION_BUCKETS, formatSeatSeconds, realClock } from './measures.js'
 import { GO_ZERO_TIME, goDuration, rfc3339Nano, tabwrite } from '../../src/machinery/tabwriter.js'
 import { RetryAfterTracker } from './retry-after.js'
 import { ConfigSource, type ConfigObjects } from './source.js'

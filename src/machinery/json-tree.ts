@@ -1,5 +1,11 @@
-// Plain JSON value trees (what the body decoders and JSON.parse make): a copy that shares the strings, and a
-// comparison of two trees' JSON.stringify texts without writing them out.
+// Plain JSON value trees (what the body decoders and JSON.parse make): an emptiness check without a key array, a copy
+// that shares the strings, and a comparison of two trees' JSON.stringify texts without writing them out.
+
+/** Whether an object has no own enumerable keys, found without listing them (no key array per call). */
+export function noOwnKeys(o: object): boolean {
+  for (const k in o) if (Object.prototype.hasOwnProperty.call(o, k)) return false
+  return true
+}
 
 /**
  * A deep copy of a JSON value tree: new objects and arrays, the same strings (immutable, so shared instead of copied

@@ -11,7 +11,7 @@ import {
   badRequest, invalid, unsupportedMediaType, fieldInvalid, type FieldError,
 } from '../machinery/errors.js'
 import { validateObjectMeta } from '../machinery/validation.js'
-import { sameJsonText } from '../machinery/json-tree.js'
+import { noOwnKeys, sameJsonText } from '../machinery/json-tree.js'
 import { RV_MARKER, type Attrs } from '../machinery/storage-format.js'
 import { dropNulls, type SchemaSet } from '../registry/schema.js'
 import type { Obj, ResolvedDefinition } from '../registry/define.js'
@@ -222,7 +222,7 @@ export function canonical(o: Obj): Obj {
   const meta: Obj = {}
   for (const k of OMIT_EMPTY) {
     const v = o.metadata[k]
-    if (v !== undefined && (Array.isArray(v) ? v.length === 0 : typeof v === 'object' && v !== null && noKeys(v))) delete o.metadata[k]
+    if (v !== undefined && (Array.isArray(v) ? v.length === 0 : typeof v === 'object' && v !== null && noOwnKeys(v))) delete o.metadata[k]
   }
   for (const k of META_ORDER) if (o.metadata[k] !== undefined) meta[k] = o.metadata[k]
   for (const k of Object.keys(o.metadata)) if (!(k in meta)) meta[k] = o.metadata[k]
@@ -232,19 +232,13 @@ export function canonical(o: Obj): Obj {
   return out
 }
 
-/** Whether an object has no own enumerable keys (without listing them). */
-function noKeys(v: object): boolean {
-  for (const k in v) if (Object.prototype.hasOwnProperty.call(v, k)) return false
-  return true
-}
-
 /** The field selectors of each type as a list (listed once, not per write). */
 const selectorLists = new WeakMap<object, Array<[string, (o: Obj) => string]>>()
 
 /** What selectors need, computed once per write. */
 export function attrsOf(def: ResolvedDefinition, o: Obj): Attrs {
   const a: Attrs = {}
-  if (o.metadata.labels && !noKeys(o.metadata.labels)) a.l = o.metadata.labels
+  if (o.metadata.labels && !noOwnKeys(o.metadata.labels)) a.l = o.metadata.labels
   if (def.fieldSelectors) {
     let list = selectorLists.get(def.fieldSelectors)
     if (list === undefined) { list = Object.entries(def.fieldSelectors); selectorLists.set(def.fieldSelectors, list) }

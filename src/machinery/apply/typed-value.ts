@@ -2,6 +2,7 @@
 // added, modified and removed, merge an applied configuration into a live object, and remove a set of paths. What
 // apply.ts builds ownership from; pure, no managedFields.
 import { isObject, jsonEqual } from '../patch/schema-walk.js'
+import { noOwnKeys } from '../json-tree.js'
 import type { TypeNode } from '../patch/schema-walk.js'
 import { FieldSet, TypedError, fieldElement, listItemElement, nodeFor, pathString } from './fieldpath.js'
 import type { Path, PathElement } from './fieldpath.js'
@@ -33,12 +34,6 @@ function walkKind(n: TypeNode, l: unknown, r: unknown): 'leaf' | 'map' | 'list' 
 }
 
 const hasOwn = (o: Obj, k: string): boolean => Object.prototype.hasOwnProperty.call(o, k)
-
-/** Whether a map has no own keys, without listing them (a write walks every map of both objects). */
-function noOwnKeys(o: Obj): boolean {
-  for (const k in o) if (hasOwn(o, k)) return false
-  return true
-}
 
 function zeroOf(n: TypeNode): unknown { return n.kind === 'struct' ? {} : null }
 

@@ -1,9 +1,10 @@
 import t from 'tap'
 import {
-  ESTIMATED_SERVICE_MS, Histogram, QueueSet, SeatDemandIntegrator, WAIT_DURATION_BUCKETS,
-  formatSeatSeconds, seatsTimesMs, ssToSeatSeconds,
-  type Clock, type Decision, type FlowRequest, type QueueSetConfig, type RejectReason,
+  ESTIMATED_SERVICE_MS, QueueSet, type Decision, type FlowRequest, type QueueSetConfig, type RejectReason,
 } from '../../../actors/flow-control/fair-queuing.js'
+import {
+  Histogram, SeatDemandIntegrator, WAIT_DURATION_BUCKETS, formatSeatSeconds, seatsTimesMs, ssToSeatSeconds, type Clock,
+} from '../../../actors/flow-control/measures.js'
 import { estimateWidth, priorityLevelMaxSeats } from '../../../actors/flow-control/work-estimate.js'
 import { flowHash } from '../../../actors/flow-control/dealer.js'
 

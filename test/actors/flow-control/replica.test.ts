@@ -1,6 +1,7 @@
 import t from 'tap'
 import { compileFlowSchema, matchesFlowSchema, type RequestDigest } from '../../../actors/flow-control/config.js'
-import { QueueSet, type Clock, type FlowRequest } from '../../../actors/flow-control/fair-queuing.js'
+import { QueueSet, type FlowRequest } from '../../../actors/flow-control/fair-queuing.js'
+import type { Clock } from '../../../actors/flow-control/measures.js'
 import { RetryAfterTracker } from '../../../actors/flow-control/retry-after.js'
 import { mandatoryFlowSchemas, suggestedFlowSchemas } from '../../../src/registry/resources/flowcontrol.apiserver.orch.io/bootstrap.js'
 
