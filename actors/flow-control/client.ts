@@ -132,8 +132,9 @@ export class FlowClient {
 }
 
 // What a front-end needs besides the port: classification against the replica, the work estimator, Retry-After.
-export { compileFlowSchema, flowDistinguisher } from './config.js'
+export { compileFlowSchema, flowDistinguisher } from './classify.js'
 // ... and for the main thread's APF configuration controller: the producer's plan and the FlowSchema status.
-export { CONFIG_CONSUMER_FIELD_MANAGER, CONFIG_PRODUCER_FIELD_MANAGER, planConfigProducer, statusConditions } from './config.js'
+export { CONFIG_CONSUMER_FIELD_MANAGER, CONFIG_PRODUCER_FIELD_MANAGER } from './config.js'
+export { planConfigProducer, statusConditions } from './producer.js'
 export { estimateWidth } from './work-estimate.js'
 export { RetryAfterTracker } from './retry-after.js'

@@ -1,10 +1,11 @@
 // The flow-control actor: owns the APF configuration (read from the store), the concurrency limits and their periodic borrowing, and the fair queues of the Queue levels; front-ends take free seats themselves through the shared counters and come here only to queue.
 import type { MessagePort } from 'node:worker_threads'
 import { pino, type Logger } from 'pino'
+import { digestConfig, type FlowConfig, type PriorityLevelInfo } from './config.js'
 import {
-  BORROWING_ADJUSTMENT_PERIOD_MS, ZERO_SEAT_DEMAND, adjustBorrowing, computeConcurrencyLimits, digestConfig,
-  type ConcurrencyLimits, type ConcurrencyPlan, type FlowConfig, type PriorityLevelInfo, type SeatDemandStats,
-} from './config.js'
+  BORROWING_ADJUSTMENT_PERIOD_MS, ZERO_SEAT_DEMAND, adjustBorrowing, computeConcurrencyLimits,
+  type ConcurrencyLimits, type ConcurrencyPlan, type SeatDemandStats,
+} from './concurrency.js'
 import { flowHash } from './dealer.js'
 import { QueueSet, type FlowRequest, type QueueSetConfig, type QueueSetDump, type RequestDump } from './fair-queuing.js'
 import { SeatDemandIntegrator, WAIT_DURATION_BUCKETS, formatSeatSeconds, realClock } from './measures.js'

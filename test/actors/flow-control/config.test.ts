@@ -1,10 +1,16 @@
 import t from 'tap'
 import {
-  AUTO_UPDATE_ANNOTATION, ZERO_SEAT_DEMAND, adjustBorrowing, classify, computeConcurrencyAllocation, computeConcurrencyLimits,
-  danglingCondition, digestConfig, goRound, mandatoryFlowSchemas, mandatoryPriorityLevels, matchesNonResourceRule, parseGoBool,
-  planConfigProducer, reviseIfNeeded, serverConcurrencyLimit, shouldUpdateSpec, statusConditions, suggestedFlowSchemas,
-  suggestedPriorityLevels, updateSeatDemandStats, type BorrowingInput, type FlowConfig, type RequestDigest, type RequestInfoLike,
+  AUTO_UPDATE_ANNOTATION, digestConfig, goRound, mandatoryFlowSchemas, mandatoryPriorityLevels, suggestedFlowSchemas,
+  suggestedPriorityLevels, type FlowConfig,
 } from '../../../actors/flow-control/config.js'
+import { classify, matchesNonResourceRule, type RequestDigest, type RequestInfoLike } from '../../../actors/flow-control/classify.js'
+import {
+  ZERO_SEAT_DEMAND, adjustBorrowing, computeConcurrencyAllocation, computeConcurrencyLimits, serverConcurrencyLimit,
+  updateSeatDemandStats, type BorrowingInput,
+} from '../../../actors/flow-control/concurrency.js'
+import {
+  danglingCondition, parseGoBool, planConfigProducer, reviseIfNeeded, shouldUpdateSpec, statusConditions,
+} from '../../../actors/flow-control/producer.js'
 import { flowHash } from '../../../actors/flow-control/dealer.js'
 import type { Obj } from '../../../src/registry/define.js'
 

@@ -1,5 +1,5 @@
 import t from 'tap'
-import { compileFlowSchema, matchesFlowSchema, type RequestDigest } from '../../../actors/flow-control/config.js'
+import { compileFlowSchema, matchesFlowSchema, type RequestDigest } from '../../../actors/flow-control/classify.js'
 import { QueueSet, type FlowRequest } from '../../../actors/flow-control/fair-queuing.js'
 import type { Clock } from '../../../actors/flow-control/measures.js'
 import { RetryAfterTracker } from '../../../actors/flow-control/retry-after.js'
