@@ -1,16 +1,15 @@
 // Child processes started by a run (servers, etcd, uws-hello): killed when the bench exits, however it exits.
-import type { ChildProcess } from 'node:child_process'
+import type { Spawned } from './spawner.js'
 
-const children = new Set<ChildProcess>()
+const children = new Set<Spawned>()
 
-export function track(proc: ChildProcess): void {
+export function track(proc: Spawned): void {
   children.add(proc)
-  proc.once('exit', () => children.delete(proc))
+  void proc.exited.then(() => children.delete(proc))
 }
 
+/** Synchronous, so that it can run in an 'exit' handler. */
 export function killAll(): void {
-  for (const p of children) {
-    try { p.kill('SIGKILL') } catch { /* already gone */ }
-  }
+  for (const p of children) p.kill('SIGKILL')
   children.clear()
 }
