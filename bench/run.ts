@@ -8,7 +8,6 @@ import { Progress } from './lib/progress.js'
 import { fileURLToPath } from 'node:url'
 import { machine, serverBuild, text, writeHtml, writeJson, type Report, type Setting } from './lib/report.js'
 import { benchTmp, removeTmp } from './lib/server.js'
-import { yieldCpu } from './lib/spawner.js'
 import { create } from './create.js'
 import { get } from './get.js'
 import { list } from './list.js'
@@ -82,8 +81,6 @@ async function main(argv: string[]): Promise<number> {
   const build = serverBuild(fileURLToPath(new URL('../', import.meta.url)))
   progress.note(`bench ${scenario.name}: ${names.filter((n) => !['json', 'html', 'keep', 'progress'].includes(n)).map((n) => `--${n} ${JSON.stringify(values[n])}`).join(' ')}`)
   try {
-    const niced = await yieldCpu(values['loadgen-nice'] as number)
-    if (niced) ctx.notes.push(niced)
     const res = await scenario.run(ctx)
     const report: Report = {
       scenario: scenario.name, date: started.toISOString(), machine: m, serverBuild: build, settings,

@@ -1,15 +1,16 @@
 // Child processes started by a run (servers, etcd, uws-hello): killed when the bench exits, however it exits.
-import type { Spawned } from './spawner.js'
+import type { ChildProcess } from 'node:child_process'
 
-const children = new Set<Spawned>()
+const children = new Set<ChildProcess>()
 
-export function track(proc: Spawned): void {
+export function track(proc: ChildProcess): void {
   children.add(proc)
-  void proc.exited.then(() => children.delete(proc))
+  proc.once('exit', () => children.delete(proc))
 }
 
-/** Synchronous, so that it can run in an 'exit' handler. */
 export function killAll(): void {
-  for (const p of children) p.kill('SIGKILL')
+  for (const p of children) {
+    try { p.kill('SIGKILL') } catch { /* already gone */ }
+  }
   children.clear()
 }

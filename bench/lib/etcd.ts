@@ -2,14 +2,13 @@
 // (@grpc/grpc-js with hand-written protobuf for the four messages used, no proto loading on the hot path).
 //
 // Install with: apt-get install etcd-server   (the bench never installs anything itself)
-import { spawn } from 'node:child_process'
-import { accessSync, constants, mkdirSync } from 'node:fs'
+import { spawn, type ChildProcess } from 'node:child_process'
+import { accessSync, constants, mkdirSync, openSync, closeSync } from 'node:fs'
 import { join, delimiter } from 'node:path'
 import * as grpc from '@grpc/grpc-js'
 import { freePort, probe } from './server.js'
 import { ProcSampler } from './proc.js'
 import { track } from './children.js'
-import { spawnChild } from './spawner.js'
 
 export const ETCD_INSTALL_HINT = 'etcd is not installed: install it with `apt-get install etcd-server` (Debian), or put an etcd binary on PATH'
 
@@ -39,19 +38,22 @@ export async function startEtcd(tmp: string): Promise<EtcdServer> {
   const peerPort = await freePort()
   const dataDir = join(tmp, `etcd-${clientPort}`)
   mkdirSync(dataDir, { recursive: true })
+  const fd = openSync(join(tmp, `etcd-${clientPort}.log`), 'a')
   const client = `http://127.0.0.1:${clientPort}`
   const peer = `http://127.0.0.1:${peerPort}`
-  const proc = await spawnChild(bin, [
+  const proc: ChildProcess = spawn(bin, [
     '--name', 'bench', '--data-dir', dataDir,
     '--listen-client-urls', client, '--advertise-client-urls', client,
     '--listen-peer-urls', peer, '--initial-advertise-peer-urls', peer,
     '--initial-cluster', `bench=${peer}`, '--initial-cluster-state', 'new',
     '--listen-metrics-urls', '', '--quota-backend-bytes', String(8 * 1024 * 1024 * 1024),
     '--logger', 'zap', '--log-level', 'warn',
-  ], { logFile: join(tmp, `etcd-${clientPort}.log`) })
+  ], { stdio: ['ignore', fd, fd] })
   track(proc)
+  closeSync(fd)
+  const exited = new Promise<void>((resolve) => proc.once('exit', () => resolve()))
   let gone = false
-  void proc.exited.then(() => { gone = true })
+  void exited.then(() => { gone = true })
   const deadline = Date.now() + 30_000
   while ((await probe(client, '/health', 500)) !== 200) {
     if (gone) throw new Error(`etcd exited before it was ready (log in ${tmp})`)
@@ -65,11 +67,11 @@ export async function startEtcd(tmp: string): Promise<EtcdServer> {
     p.on('close', () => resolve(/etcd Version: (\S+)/.exec(out)?.[1] ?? 'unknown'))
   })
   return {
-    endpoint: `127.0.0.1:${clientPort}`, pid: proc.pid, sampler: new ProcSampler(proc.pid), version,
+    endpoint: `127.0.0.1:${clientPort}`, pid: proc.pid!, sampler: new ProcSampler(proc.pid!), version,
     async stop() {
-      proc.kill('SIGTERM')
+      if (!gone) proc.kill('SIGTERM')
       const t = setTimeout(() => proc.kill('SIGKILL'), 10_000)
-      await proc.exited
+      await exited
       clearTimeout(t)
     },
   }

@@ -33,7 +33,6 @@ export const OPTIONS: Record<string, OptionSpec> = {
   parts: { type: 'list', default: ['fairness', 'cost'], help: 'apf-fairness: which parts to run (fairness = mouse beside the elephant, cost = GETs with APF on and off)' },
   peer: { type: 'list', default: [], help: 'also measure a peer in the same run: etcd (Debian etcd-server), uws-hello (bare uWS, the HTTP ceiling)' },
   'peer-conns': { type: 'int', default: 0, smoke: 2, help: 'gRPC connections to etcd, each its own HTTP/2 connection (0 = as many as --connections); the in-flight operations are --connections' },
-  'loadgen-nice': { type: 'int', default: 10, help: 'nice value of the load generator\'s main thread (Linux: per thread), so that on a shared machine the server under test gets the CPU first; the server and peers keep the bench\'s own priority (0 = off)' },
   client: { type: 'string', default: 'raw', help: 'HTTP client of the load generator: raw (lean net.Socket client), undici, or wrk (GETs of get and apf-fairness only; Debian\'s wrk)' },
   port: { type: 'int', default: 0, help: 'plain HTTP port of the server started on 127.0.0.1 (0 = a free one)' },
   url: { type: 'string', default: '', help: 'target a running server (plain http on loopback) instead of starting one' },
@@ -49,7 +48,7 @@ export const OPTIONS: Record<string, OptionSpec> = {
 }
 
 /** Options every scenario takes. */
-export const COMMON = ['payload', 'duration', 'warmup', 'count', 'port', 'url', 'frontends', 'shards', 'log-level', 'server-arg', 'client', 'loadgen-nice', 'json', 'html', 'smoke', 'keep', 'progress']
+export const COMMON = ['payload', 'duration', 'warmup', 'count', 'port', 'url', 'frontends', 'shards', 'log-level', 'server-arg', 'client', 'json', 'html', 'smoke', 'keep', 'progress']
 
 export class BenchOptionsError extends Error {}
 

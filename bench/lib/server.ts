@@ -1,6 +1,7 @@
 // Starts the real server (dist/src/main.js) in its own process on loopback with a fresh data dir, waits for /readyz,
 // samples its CPU and RSS, and reads the per-stage `timings` of its access log lines afterwards.
-import { createReadStream, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs'
+import { spawn, type ChildProcess } from 'node:child_process'
+import { createReadStream, mkdirSync, mkdtempSync, openSync, closeSync, readFileSync, rmSync, statSync } from 'node:fs'
 import http from 'node:http'
 import net from 'node:net'
 import { tmpdir } from 'node:os'
@@ -10,7 +11,6 @@ import { fileURLToPath } from 'node:url'
 import { newHistogram, recordNs } from './hist.js'
 import { ProcSampler } from './proc.js'
 import { track } from './children.js'
-import { spawnChild, type Spawned } from './spawner.js'
 
 export const mainJs = fileURLToPath(new URL('../../src/main.js', import.meta.url))
 
@@ -85,6 +85,7 @@ export async function launchServer(o: LaunchOptions): Promise<Server> {
   const dataDir = o.dataDir ?? join(o.tmp, `data-${port}`)
   mkdirSync(dataDir, { recursive: true })
   const logFile = join(o.tmp, `server-${port}-${Date.now()}.log`)
+  const fd = openSync(logFile, 'a')
   const args = [
     '--port', String(port), '--secure-port', '0', '--bind-address', '127.0.0.1', '--data-dir', dataDir,
     '--log-level', o.logLevel, '--max-requests-inflight', '0', '--max-mutating-requests-inflight', '0', '--authorization-mode', 'AlwaysAllow',
@@ -96,9 +97,11 @@ export async function launchServer(o: LaunchOptions): Promise<Server> {
   // ORCH_BENCH_SERVER_NODE_ARGS: node flags for the server process (e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof"),
   // which NODE_OPTIONS does not accept.
   const nodeArgs = (process.env.ORCH_BENCH_SERVER_NODE_ARGS ?? '').split(' ').filter((a) => a !== '')
-  const proc = await spawnChild(process.execPath, [...nodeArgs, mainJs, ...args], { logFile })
+  const proc = spawn(process.execPath, [...nodeArgs, mainJs, ...args], { stdio: ['ignore', fd, fd] })
+  closeSync(fd)
+  const exited = new Promise<number | null>((resolve) => proc.once('exit', (code) => resolve(code)))
   let exitCode: number | null | undefined
-  void proc.exited.then((c) => { exitCode = c })
+  void exited.then((c) => { exitCode = c })
   track(proc)
   const url = `http://127.0.0.1:${port}`
   const deadline = t0 + (o.readyTimeoutMs ?? 120_000)
@@ -112,11 +115,11 @@ export async function launchServer(o: LaunchOptions): Promise<Server> {
     await new Promise((r) => setTimeout(r, 5))
   }
   const readyMs = Math.round(performance.now() - t0)
-  const sampler = new ProcSampler(proc.pid)
+  const sampler = new ProcSampler(proc.pid!)
   return {
     url, pid: proc.pid, dataDir, logFile, readyMs, sampler, args,
-    stop: () => stopProcess(proc, 'SIGTERM'),
-    kill: () => stopProcess(proc, 'SIGKILL'),
+    stop: () => stopProcess(proc, exited, 'SIGTERM'),
+    kill: () => stopProcess(proc, exited, 'SIGKILL'),
     accessTimings: (window, user) => readAccessTimings(logFile, window, user),
   }
 }
@@ -129,10 +132,10 @@ export function remoteServer(url: string): Server {
   }
 }
 
-async function stopProcess(proc: Spawned, signal: NodeJS.Signals): Promise<void> {
-  proc.kill(signal)
+async function stopProcess(proc: ChildProcess, exited: Promise<unknown>, signal: NodeJS.Signals): Promise<void> {
+  if (proc.exitCode === null && proc.signalCode === null) proc.kill(signal)
   const t = setTimeout(() => proc.kill('SIGKILL'), 15_000)
-  await proc.exited
+  await exited
   clearTimeout(t)
 }
 

@@ -1,11 +1,11 @@
 // Starts the uws-hello peer (uws-hello-server.js) in its own process and waits until it answers.
+import { spawn } from 'node:child_process'
 import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { freePort, probe } from './server.js'
 import { ProcSampler } from './proc.js'
 import { track } from './children.js'
-import { spawnChild } from './spawner.js'
 
 const script = fileURLToPath(new URL('./uws-hello-server.js', import.meta.url))
 
@@ -21,9 +21,10 @@ export async function startUwsHello(tmp: string, body: Buffer): Promise<HelloSer
   const port = await freePort()
   const bodyFile = join(tmp, `uws-hello-${port}.json`)
   writeFileSync(bodyFile, body)
-  const proc = await spawnChild(process.execPath, [script, String(port), bodyFile], { stderr: 'inherit' })
+  const proc = spawn(process.execPath, [script, String(port), bodyFile], { stdio: ['ignore', 'ignore', 'inherit'] })
+  const exited = new Promise<void>((resolve) => proc.once('exit', () => resolve()))
   let gone = false
-  void proc.exited.then(() => { gone = true })
+  void exited.then(() => { gone = true })
   track(proc)
   const url = `http://127.0.0.1:${port}`
   const deadline = Date.now() + 10_000
@@ -33,10 +34,10 @@ export async function startUwsHello(tmp: string, body: Buffer): Promise<HelloSer
     await new Promise((r) => setTimeout(r, 10))
   }
   return {
-    url, pid: proc.pid, sampler: new ProcSampler(proc.pid),
+    url, pid: proc.pid!, sampler: new ProcSampler(proc.pid!),
     async stop() {
-      proc.kill('SIGKILL')
-      await proc.exited
+      if (!gone) proc.kill('SIGKILL')
+      await exited
     },
   }
 }
