@@ -144,7 +144,11 @@ export interface PacedOptions {
   expected?: string[]
 }
 
-/** Starts operations at a fixed rate (open loop), records each one's latency from its start. */
+/**
+ * Starts operations at a fixed rate (open loop) and records each one's latency from the time it was due, not from when
+ * the generator got round to starting it: a generator that falls behind (its event loop busy, or off the CPU) counts
+ * its own lateness against the result instead of hiding it (what wrk2 calls coordinated omission).
+ */
 export async function paced(o: PacedOptions): Promise<LoadResult> {
   const h = newHistogram()
   const outcomes: Record<string, number> = {}
@@ -163,7 +167,7 @@ export async function paced(o: PacedOptions): Promise<LoadResult> {
     o.progress.update(`[${o.label}] ${el.toFixed(0)}s/${(o.durationMs / 1000).toFixed(0)}s ${measured} ops errors ${errors}`)
   }, 1000)
   const one = async (n: number) => {
-    const s = performance.now()
+    const dueAt = t0 + n * interval
     let out: Outcome
     try {
       out = await o.op(n)
@@ -171,7 +175,7 @@ export async function paced(o: PacedOptions): Promise<LoadResult> {
       out = outcomeOf(err)
     }
     const e = performance.now()
-    recordNs(h, (e - s) * 1e6)
+    recordNs(h, (e - dueAt) * 1e6)
     outcomes[out] = (outcomes[out] ?? 0) + 1
     if (!expected.has(out)) errors++
     const sec = Math.floor((e - t0) / 1000)
