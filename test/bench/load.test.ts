@@ -13,5 +13,6 @@ t.test('an open-loop run counts the generator\'s own lateness', async (t) => {
   t.equal(r.errors, 0)
   t.ok(r.ops >= 100, `ran ${r.ops} operations`)
   t.ok(r.latency.max >= 100, `an operation due when the loop blocked waited for it: max ${r.latency.max} ms`)
-  t.ok(r.latency.p50 < 50, `most operations were on time: p50 ${r.latency.p50} ms`)
+  // timed from when each was due, not from the start of the run (which would put the median near 300 ms)
+  t.ok(r.latency.p50 < 100, `most operations were on time: p50 ${r.latency.p50} ms`)
 })
