@@ -345,9 +345,11 @@ export function admitUpdate(ctx: RequestContext, def: ResolvedDefinition, o: Obj
     if (fins === undefined) delete o.spec.finalizers
     else o.spec.finalizers = fins
   } else if (target === 'status') {
-    // The status sub-resource changes status only (and metadata is kept but for labels/annotations upstream allows; we keep the old).
+    // The status sub-resource changes status only: metadata is the stored one but for managedFields, which an apply
+    // has already set for this write (upstream's ResetObjectMetaForStatus keeps them too); an Update is tracked later.
     def.status?.prepareForUpdate?.(o, old)
     o.metadata = { ...om, resourceVersion: m.resourceVersion }
+    if (m.managedFields !== undefined) o.metadata.managedFields = m.managedFields
   } else {
     def.strategy.default?.(o)
     def.strategy.prepareForUpdate?.(o, old)

@@ -624,3 +624,32 @@ t.test('extras: no-op apply, apply version mismatch, $retainKeys, $setElementOrd
   t.equal(r.status, 409, r.text)
   t.equal(r.json?.message, 'Apply failed with 1 conflict: conflict with "stat" with subresource "status" using apps/v1: .status.replicas')
 })
+
+t.test('server-side apply through /status records its owner with the subresource: conflicts, force, removal', async (t) => {
+  const pod = `${NS}/pods/ssa-status`
+  let r = await s.request('POST', `${NS}/pods`, { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'ssa-status' }, spec: { containers: [{ name: 'c', image: 'i' }] } })
+  t.equal(r.status, 201, r.text)
+  const podApply = (status: any) => ({ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'ssa-status' }, status })
+  r = await apply(`${pod}/status`, podApply({ phase: 'Running', message: 'hi' }), 'fieldManager=kl&force=true')
+  t.equal(r.status, 200, r.text)
+  const e = mf(r.json)['kl/Apply/status']
+  t.ok(e, `an Apply entry for kl with subresource status: ${Object.keys(mf(r.json))}`)
+  t.same(e?.fieldsV1, { 'f:status': { 'f:message': {}, 'f:phase': {} } }, 'it owns the applied status fields only')
+  t.equal(e?.subresource, 'status')
+  t.same(Object.keys(mf(await get(pod))).sort(), Object.keys(mf(r.json)).sort(), 'stored as answered')
+  // another applier changing an owned field without force conflicts with the owner and its subresource
+  r = await apply(`${pod}/status`, podApply({ phase: 'Failed' }), 'fieldManager=other')
+  t.equal(r.status, 409, r.text)
+  t.equal(r.json?.message, 'Apply failed with 1 conflict: conflict with "kl" with subresource "status": .status.phase')
+  t.equal((await get(pod)).status.phase, 'Running', 'the refused apply changed nothing')
+  // a field the owner no longer applies is removed
+  r = await apply(`${pod}/status`, podApply({ phase: 'Running' }), 'fieldManager=kl')
+  t.equal(r.status, 200, r.text)
+  t.equal(r.json?.status?.message, undefined, 'status.message removed with its only owner')
+  t.same(mf(r.json)['kl/Apply/status']?.fieldsV1, { 'f:status': { 'f:phase': {} } })
+  // spec sent through /status is neither stored nor owned
+  r = await apply(`${pod}/status`, { ...podApply({ phase: 'Running' }), spec: { activeDeadlineSeconds: 5 } }, 'fieldManager=kl')
+  t.equal(r.status, 200, r.text)
+  t.equal(r.json?.spec?.activeDeadlineSeconds, undefined, 'spec not written through /status')
+  t.equal(JSON.stringify(mf(r.json)['kl/Apply/status']?.fieldsV1).includes('f:spec'), false, 'spec not owned by the status applier')
+})
