@@ -81,9 +81,9 @@ export async function patch(ctx: RequestContext, def: ResolvedDefinition, target
     // A patch that pins a resourceVersion is conditional on it.
     const pinned = o.metadata?.resourceVersion
     if (pinned !== undefined && pinned !== '' && String(pinned) !== String(curRv)) throw conflict(gr(def), name)
-    if (o.metadata?.name !== undefined && o.metadata.name !== name) {
-      throw badRequest(`the name of the object (${o.metadata.name}) does not match the name on the URL (${name})`)
-    }
+    // As upstream's checkName on the patched object: a patch that removes the name (or metadata) does not match.
+    const patchedName = o.metadata !== null && typeof o.metadata === 'object' ? o.metadata.name ?? '' : ''
+    if (patchedName !== name) throw badRequest(`the name of the object (${typeof patchedName === 'string' ? patchedName : JSON.stringify(patchedName)}) does not match the name on the URL (${name})`)
     dropNulls(o)
     o.apiVersion = def.apiVersion
     o.kind = def.kind

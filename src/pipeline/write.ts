@@ -226,8 +226,8 @@ export async function guaranteedUpdate(ctx: RequestContext, def: ResolvedDefinit
 export async function update(ctx: RequestContext, def: ResolvedDefinition, target: UpdateTarget): Promise<Response> {
   const o0 = decodeObject(ctx, def)
   const name = ctx.info.name
-  if (o0.metadata.name === undefined || o0.metadata.name === '') o0.metadata.name = name
-  if (o0.metadata.name !== name) throw badRequest(`the name of the object (${o0.metadata.name}) does not match the name on the URL (${name})`)
+  // As upstream's checkName: the body names the object of the URL (an empty or missing name does not).
+  if ((o0.metadata.name ?? '') !== name) throw badRequest(`the name of the object (${o0.metadata.name ?? ''}) does not match the name on the URL (${name})`)
   requireResourceVersion(def, o0)
   const clientRv = o0.metadata.resourceVersion ? parseRv(String(o0.metadata.resourceVersion), 'metadata.resourceVersion') : 0
   // A version from the client means one attempt (guaranteedUpdate answers a race with 409 instead of retrying): the
