@@ -6,7 +6,8 @@ import { objectKey, recordObject, recordRv } from '../machinery/storage-format.j
 import type { Obj, ResolvedDefinition } from '../registry/define.js'
 import { admitUpdate, attrsOf, decodeBody, toStoredJson } from './admission.js'
 import { contentTypeOf, encodeValue, negotiate } from './encode.js'
-import { storeOf } from './dispatch.js'
+import { isDryRun, storeOf } from './dispatch.js'
+import { trackFields } from './write.js'
 import type { RequestContext, Response } from './context.js'
 
 function at(o: Obj, path: string): unknown {
@@ -77,6 +78,7 @@ async function writeScale(ctx: RequestContext, def: ResolvedDefinition, body: Ob
   if (!Number.isInteger(replicas) || replicas < 0) {
     throw invalid('Scale.autoscaling', 'autoscaling', 'Scale', ctx.info.name, [fieldInvalid('spec.replicas', replicas ?? null, 'must be greater than or equal to 0')])
   }
+  const dry = isDryRun(ctx)
   const clientRv = body.metadata?.resourceVersion ? Number(body.metadata.resourceVersion) : 0
   const gr = { group: def.group, resource: def.resource }
   for (let attempt = 0; attempt < 16; attempt++) {
@@ -89,9 +91,13 @@ async function writeScale(ctx: RequestContext, def: ResolvedDefinition, body: Ob
     for (const p of path.slice(0, -1)) cur = (cur[p] ??= {})
     cur[path[path.length - 1]] = replicas
     admitUpdate(ctx, def, o, old, 'main')
-    const json = toStoredJson(o)
-    const r = await storeOf().put(shard, key, curRv, JSON.stringify(attrsOf(def, o)), json)
-    if (r.ok) { o.metadata.resourceVersion = String(r.rv); return respond(ctx, scaleOf(def, o)) }
+    // The writer owns what it changed, under the scale sub-resource (upstream: manager, Update, subresource scale).
+    const next = trackFields(ctx, def, old, o, 'scale', Date.now())
+    // A dry run answers what the write would store, and stores nothing.
+    if (dry) { next.metadata.resourceVersion = String(curRv); return respond(ctx, scaleOf(def, next)) }
+    const json = toStoredJson(next)
+    const r = await storeOf().put(shard, key, curRv, JSON.stringify(attrsOf(def, next)), json)
+    if (r.ok) { next.metadata.resourceVersion = String(r.rv); return respond(ctx, scaleOf(def, next)) }
     if (r.reason === 'conflict') { if (clientRv !== 0) throw conflict(gr, ctx.info.name); continue }
     if (r.reason === 'notfound') throw notFound(gr, ctx.info.name)
     throw internal(r.message ?? r.reason)

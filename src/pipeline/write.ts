@@ -140,13 +140,13 @@ const RESET_STATUS = FieldSet.of(makePath('status'))
  * Fields reset by an endpoint: the main resource never owns status, the status endpoint never owns spec (sets built
  * once: every tracked write asks).
  */
-export function resetFields(def: ResolvedDefinition, target: UpdateTarget): FieldSet | undefined {
+export function resetFields(def: ResolvedDefinition, target: UpdateTarget | 'scale'): FieldSet | undefined {
   if (!def.subresources?.includes('status')) return undefined
   return target === 'status' ? RESET_SPEC : RESET_STATUS
 }
 
-/** managedFields of a non-apply write (create, update, patch): changed fields move to the writer. */
-function trackFields(ctx: RequestContext, def: ResolvedDefinition, old: Obj | undefined, o: Obj, target: UpdateTarget, now: number): Obj {
+/** managedFields of a non-apply write (create, update, patch, scale): changed fields move to the writer. */
+export function trackFields(ctx: RequestContext, def: ResolvedDefinition, old: Obj | undefined, o: Obj, target: UpdateTarget | 'scale', now: number): Obj {
   return updateManagedFields(old, o, managerOf(ctx), 'Update', def.apiVersion, rfc3339(now), typeTree(loadDefinitions(), def.schemaRef),
     { subresource: target === 'main' ? undefined : target, ignoredFields: resetFields(def, target) })
 }
