@@ -53,6 +53,26 @@ export function isDryRun(ctx: RequestContext, opts?: Obj): boolean {
 
 // ---- resourceVersion waits ----
 
+/**
+ * An integer query parameter of the options types (timeoutSeconds, gracePeriodSeconds): absent or empty is undefined;
+ * anything else not an integer is 400 with the text of Go's strconv (upstream decodes query parameters that way).
+ */
+export function queryInt(ctx: RequestContext, name: string): number | undefined {
+  const v = ctx.query.get(name)
+  if (v === null || v === '') return undefined
+  if (!/^[+-]?\d+$/.test(v) || !Number.isSafeInteger(Number(v))) throw badRequest(`strconv.ParseInt: parsing ${JSON.stringify(v)}: ${/^[+-]?\d+$/.test(v) ? 'value out of range' : 'invalid syntax'}`)
+  return Number(v)
+}
+
+/** A boolean query parameter as Go's strconv.ParseBool reads it; absent or empty is undefined, anything else 400. */
+export function queryBool(ctx: RequestContext, name: string): boolean | undefined {
+  const v = ctx.query.get(name)
+  if (v === null || v === '') return undefined
+  if (['1', 't', 'T', 'TRUE', 'true', 'True'].includes(v)) return true
+  if (['0', 'f', 'F', 'FALSE', 'false', 'False'].includes(v)) return false
+  throw badRequest(`strconv.ParseBool: parsing ${JSON.stringify(v)}: invalid syntax`)
+}
+
 export function parseRv(s: string, what = 'resourceVersion'): number {
   if (!/^\d+$/.test(s)) throw badRequest(`invalid ${what}: "${s}"`)
   return Number(s)

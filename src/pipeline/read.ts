@@ -13,7 +13,7 @@ import { gzipSync } from 'node:zlib'
 import type { RawEntry, ReadTxn } from './store.js'
 import { statusLine } from '../server/respond.js'
 import { TableListBuilder, tableVersionOf } from './table.js'
-import { store, gr, shardOfDef, keyFor, objectResponse, parseRv, waitForVersion, aliasOf } from './dispatch.js'
+import { store, gr, shardOfDef, keyFor, objectResponse, parseRv, queryInt, waitForVersion, aliasOf } from './dispatch.js'
 
 
 // ---- get ----
@@ -205,6 +205,10 @@ export async function list(ctx: RequestContext, def: ResolvedDefinition): Promis
   }
   const cont = ctx.query.get('continue')
   const v = listVersion(ctx, !!cont)
+  // Decoded with the other options upstream, so a bad value is 400 even though a list has no use for it.
+  queryInt(ctx, 'timeoutSeconds')
+  // resourceVersion "0" is served from upstream's watch cache, which ignores limit: the whole list, no continue.
+  if (v.rv === 0 && !cont) limit = 0
   let listRv: number
   let after: string | undefined
   let overlay: Overlay | null = null

@@ -9,7 +9,7 @@ import { updateManagedFields, managerOrUserAgent } from '../machinery/apply/appl
 import { FieldSet, makePath } from '../machinery/apply/fieldpath.js'
 import { typeTree } from '../machinery/patch/schema-walk.js'
 import { loadDefinitions } from '../registry/schema.js'
-import { store, registry, gr, shardOfDef, keyFor, objectResponse, valueResponse, withRv, isDryRun, parseRv, parseStored } from './dispatch.js'
+import { store, registry, gr, shardOfDef, keyFor, objectResponse, valueResponse, withRv, isDryRun, parseRv, parseStored, queryBool, queryInt } from './dispatch.js'
 import type { ShardReply } from '../../actors/shard/messages.js'
 import { parseSelectors, matches, listResponse } from './read.js'
 import { cloneJson, sameJsonText } from '../machinery/json-tree.js'
@@ -257,6 +257,9 @@ const POLICIES = ['Foreground', 'Background', 'Orphan']
 
 export interface DeleteOptions { gracePeriodSeconds?: number; propagationPolicy?: string; orphanDependents?: boolean; preconditions?: { uid?: string; resourceVersion?: string }; dryRun?: string[] }
 
+/** The apiVersions a DeleteOptions body may name (upstream decodes it in the meta group, or as core v1). */
+const DELETE_OPTIONS_VERSIONS = ['v1', 'meta.k8s.io/v1', 'meta.orch.io/v1', 'meta.k8s.io/v1beta1', 'meta.orch.io/v1beta1']
+
 function readDeleteOptions(ctx: RequestContext, def: ResolvedDefinition): DeleteOptions {
   let opts: Obj = {}
   if (ctx.body.length > 0) {
@@ -264,16 +267,36 @@ function readDeleteOptions(ctx: RequestContext, def: ResolvedDefinition): Delete
     if (v !== null && typeof v === 'object' && !Array.isArray(v)) opts = v as Obj
     else if (v !== null && v !== undefined) throw badRequest('the body of a delete must be a DeleteOptions object')
   }
+  // The body decodes as DeleteOptions or not at all: another kind, or a field of the wrong type, is 400.
+  const kind = opts.kind ?? 'DeleteOptions'
+  const apiVersion = opts.apiVersion ?? 'v1'
+  if (kind !== 'DeleteOptions' || !DELETE_OPTIONS_VERSIONS.includes(apiVersion)) {
+    throw badRequest(`no kind ${JSON.stringify(String(kind))} is registered for version ${JSON.stringify(String(apiVersion))}: the body of a delete must be a DeleteOptions`)
+  }
+  const mistyped = (field: string, want: string) => badRequest(`json: cannot unmarshal ${jsonTypeOf(opts[field])} into Go struct field DeleteOptions.${field} of type ${want}`)
+  if (opts.gracePeriodSeconds !== undefined && opts.gracePeriodSeconds !== null && !Number.isInteger(opts.gracePeriodSeconds)) throw mistyped('gracePeriodSeconds', 'int64')
+  if (opts.propagationPolicy !== undefined && opts.propagationPolicy !== null && typeof opts.propagationPolicy !== 'string') throw mistyped('propagationPolicy', 'v1.DeletionPropagation')
+  if (opts.orphanDependents !== undefined && opts.orphanDependents !== null && typeof opts.orphanDependents !== 'boolean') throw mistyped('orphanDependents', 'bool')
+  for (const k of ['gracePeriodSeconds', 'propagationPolicy', 'orphanDependents']) if (opts[k] === null) delete opts[k]
+  const grace = queryInt(ctx, 'gracePeriodSeconds')
+  if (grace !== undefined) opts.gracePeriodSeconds = grace
   const q = ctx.query
-  if (q.get('gracePeriodSeconds') !== null) opts.gracePeriodSeconds = Number(q.get('gracePeriodSeconds'))
   if (q.get('propagationPolicy') !== null) opts.propagationPolicy = q.get('propagationPolicy')
-  if (q.get('orphanDependents') !== null) opts.orphanDependents = q.get('orphanDependents') === 'true'
+  const orphan = queryBool(ctx, 'orphanDependents')
+  if (orphan !== undefined) opts.orphanDependents = orphan
   const errs = []
-  if (opts.gracePeriodSeconds !== undefined && (!Number.isInteger(opts.gracePeriodSeconds))) errs.push(fieldInvalid('gracePeriodSeconds', opts.gracePeriodSeconds, 'must be an integer'))
   if (opts.propagationPolicy !== undefined && !POLICIES.includes(opts.propagationPolicy)) errs.push(fieldNotSupported('propagationPolicy', opts.propagationPolicy, POLICIES))
   if (opts.orphanDependents !== undefined && opts.propagationPolicy !== undefined) errs.push(fieldInvalid('propagationPolicy', opts.propagationPolicy, 'orphanDependents and deletionPropagation cannot be both set'))
-  if (errs.length > 0) throw invalid('DeleteOptions', '', 'DeleteOptions', '', errs)
+  if (errs.length > 0) throw invalid('DeleteOptions.meta.orch.io', 'meta.orch.io', 'DeleteOptions', '', errs)
   return opts as DeleteOptions
+}
+
+/** The JSON type word Go's decoder names in its errors. */
+function jsonTypeOf(v: unknown): string {
+  if (typeof v === 'string') return 'string'
+  if (typeof v === 'number') return `number ${v}`
+  if (typeof v === 'boolean') return 'bool'
+  return Array.isArray(v) ? 'array' : 'object'
 }
 
 function successStatus(def: ResolvedDefinition, name: string, uid: string): Obj {

@@ -11,6 +11,7 @@ import type { Options } from '../options.js'
 import type { Store } from '../pipeline/store.js'
 import type { RequestContext, Response } from '../pipeline/context.js'
 import { parseSelectors, matches, matchesAttrs, indexedRequirement, type Selectors } from '../pipeline/read.js'
+import { queryInt } from '../pipeline/dispatch.js'
 import { negotiate, isProtobuf, contentTypeOf, aliased, cborEnabled, PROTOBUF, CBOR_SEQ, type MediaType, type Alias } from '../pipeline/encode.js'
 import { encodeObjectJson, encodeWatchEvent } from '../machinery/codecs/protobuf.js'
 import { cborWatchEvent } from '../machinery/codecs/cbor.js'
@@ -433,10 +434,9 @@ async function startWatch(ctx: RequestContext, def: ResolvedDefinition): Promise
   if (match !== '' && match !== 'NotOlderThan') {
     throw invalidWatch(def, 'resourceVersionMatch', match, 'resourceVersionMatch must be NotOlderThan for watch')
   }
-  const timeoutParam = q.get('timeoutSeconds')
-  const timeoutS = timeoutParam !== null && /^\d+$/.test(timeoutParam) && Number(timeoutParam) > 0
-    ? Number(timeoutParam)
-    : opts.minRequestTimeout * (1 + Math.random())
+  // A value that is not an integer is 400; 0 or less (or none) means the server's random lifetime.
+  const timeoutParam = queryInt(ctx, 'timeoutSeconds')
+  const timeoutS = timeoutParam !== undefined && timeoutParam > 0 ? timeoutParam : opts.minRequestTimeout * (1 + Math.random())
   const ns = def.scope === 'Namespaced' && ctx.info.namespace !== '' ? ctx.info.namespace : undefined
   const prefix = typePrefix(def.group, def.resource, def.scope === 'Namespaced' ? ns : '')
   let name = ctx.info.name

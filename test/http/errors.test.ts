@@ -368,3 +368,13 @@ t.test('the objects are as the last successful write left them', async (t) => {
   const l = await s.request('GET', CM)
   t.same(l.json.items.map((x: Obj) => x.metadata.name).sort(), ['cm-a'])
 })
+
+t.test('timeoutSeconds that is not an integer is 400 on a list and on a watch', async (t) => {
+  for (const q of ['timeoutSeconds=abc', 'watch=true&timeoutSeconds=abc', 'watch=true&timeoutSeconds=1e3']) {
+    const r = await s.request('GET', `${CM}?${q}`)
+    t.equal(r.status, 400, `${q}: ${r.text}`)
+    t.match(r.json?.message, /^strconv\.ParseInt: parsing "[^"]+": invalid syntax$/, q)
+  }
+  const ok = await s.request('GET', `${CM}?watch=true&timeoutSeconds=1`)
+  t.equal(ok.status, 200, 'a valid timeout still watches (and ends)')
+})

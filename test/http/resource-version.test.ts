@@ -175,6 +175,8 @@ t.test('list, resourceVersionMatch unset, limit=n, no continue', async (t) => {
   t.same(state(u.flatMap((p) => p.json.items)), stateNow, 'unset: most recent')
   const z = await s.request('GET', `${base}?limit=2&resourceVersion=0`)
   t.equal(z.status, 200, '0: 200 (any)')
+  t.same(state(z.json.items), stateNow, '0: limit ignored, the whole list (upstream serves it from the watch cache)')
+  t.equal(z.json.metadata.continue, undefined, '0: no continue')
   const e = await allPages(`${base}?limit=2&resourceVersion=${F.atA}`)
   t.ok(e.every((p) => p.status === 200), `non-zero: 200 (${e.map((p) => p.status)})`)
   t.ok(e.every((p) => rvOf(p) === F.atA), `non-zero: exact — every page has collection version ${F.atA} (${e.map(rvOf)})`)
