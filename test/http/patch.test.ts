@@ -694,3 +694,18 @@ t.test('the scale sub-resource: dryRun stores nothing; the writer owns spec.repl
   t.same(mf(d)['scaler/Update/scale']?.fieldsV1, { 'f:spec': { 'f:replicas': {} } }, 'the scaler owns spec.replicas')
   t.equal(d.metadata.generation, 2, 'the spec change counts as a generation')
 })
+
+t.test('a JSON patch that does not apply is 422 with the reason as its cause (kubectl prints it)', async (t) => {
+  let r = await s.request('POST', `${NS}/configmaps`, configMap('jp-cause', { a: '1' }))
+  t.equal(r.status, 201, r.text)
+  r = await patch(cm('jp-cause'), JSONP, [{ op: 'remove', path: '/data/nope' }])
+  t.equal(r.status, 422, r.text)
+  t.equal(r.json?.message, 'the server rejected our request due to an error in our request')
+  t.same(r.json?.details?.causes, [{ reason: 'UnexpectedServerResponse', message: "error in remove for path: '/data/nope': Unable to remove nonexistent key: nope: missing value" }])
+  r = await patch(cm('jp-cause'), JSONP, [{ op: 'remove', path: '/spec/nope' }])
+  t.equal(r.status, 422, r.text)
+  t.same(r.json?.details?.causes, [{ reason: 'UnexpectedServerResponse', message: 'remove operation does not apply: doc is missing path: "/spec/nope": missing value' }])
+  r = await patch(cm('jp-cause'), JSONP, [{ op: 'test', path: '/data/a', value: '2' }])
+  t.equal(r.status, 422, r.text)
+  t.same(r.json?.details?.causes, [{ reason: 'UnexpectedServerResponse', message: 'testing value /data/a failed: test failed' }])
+})

@@ -307,7 +307,7 @@ t.test('strategic merge patch errors', async (t) => {
   const e7 = catchPatchError(() => smp({ m: [['a']] }, { m: [['b']] }, lol))
   t.equal(e7.kind, 'Invalid')
   t.equal(e7.detail, 'lists of lists are not supported')
-  t.same(e7.toApiError().toStatus(), { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message: GENERIC_INVALID_MESSAGE, reason: 'Invalid', details: {}, code: 422 })
+  t.same(e7.toApiError().toStatus(), { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message: GENERIC_INVALID_MESSAGE, reason: 'Invalid', details: { causes: [{ reason: 'UnexpectedServerResponse', message: 'lists of lists are not supported' }] }, code: 422 })
 
   const e8 = catchPatchError(() => smp(pod(), ['not', 'an', 'object'], POD))
   t.equal(e8.kind, 'BadRequest')
@@ -330,7 +330,8 @@ t.test('JSON patch', async (t) => {
   t.equal(failedTest.kind, 'Invalid', 'a failed test is 422')
   t.same(failedTest.toApiError().toStatus(), {
     kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure',
-    message: 'the server rejected our request due to an error in our request', reason: 'Invalid', details: {}, code: 422,
+    message: 'the server rejected our request due to an error in our request', reason: 'Invalid',
+    details: { causes: [{ reason: 'UnexpectedServerResponse', message: 'testing value /metadata/resourceVersion failed: test failed' }] }, code: 422,
   })
   t.equal(doc.metadata.name, 'a')
 

@@ -47,7 +47,8 @@ export class PatchError extends Error {
     if (this.status) return this.status
     switch (this.kind) {
       case 'BadRequest': return new ApiError(400, 'BadRequest', this.detail)
-      case 'Invalid': return new ApiError(422, 'Invalid', GENERIC_INVALID_MESSAGE, {})
+      // Upstream's NewGenericServerResponse(422, ...): the generic message, the error itself as the one cause.
+      case 'Invalid': return new ApiError(422, 'Invalid', GENERIC_INVALID_MESSAGE, { causes: [{ reason: 'UnexpectedServerResponse', message: this.detail }] })
       case 'TooLarge': return new ApiError(413, 'RequestEntityTooLarge', `Request entity too large: ${this.detail}`)
       default: return internal(new Error(this.detail))
     }
@@ -103,6 +104,46 @@ export function apply<T = unknown>(original: T, patch: unknown): T {
       const op = (e as { operation?: { path?: string } }).operation
       throw new PatchError('Invalid', `testing value ${op?.path ?? ''} failed: test failed`)
     }
-    throw new PatchError('Invalid', text)
+    throw new PatchError('Invalid', upstreamText(e as JsonPatchFailure) ?? text)
+  }
+}
+
+interface JsonPatchFailure { name?: string; operation?: { op?: string; path?: string; from?: string }; tree?: unknown }
+
+/** The value at a JSON pointer, or `missing`. */
+function at(doc: unknown, pointer: string): unknown {
+  if (pointer === '') return doc
+  let cur: unknown = doc
+  for (const raw of pointer.slice(1).split('/')) {
+    const k = raw.replace(/~1/g, '/').replace(/~0/g, '~')
+    if (cur === null || typeof cur !== 'object' || !Object.prototype.hasOwnProperty.call(cur, k)) return missing
+    cur = (cur as Record<string, unknown>)[k]
+  }
+  return cur
+}
+const missing = Symbol('missing')
+
+/**
+ * The text upstream's JSON patch library gives for a path that does not resolve (what kubectl shows as the cause):
+ * a missing parent says the document lacks the path, a missing last key names the key.
+ */
+function upstreamText(e: JsonPatchFailure): string | undefined {
+  const op = e.operation
+  if (op?.path === undefined || (e.name !== 'OPERATION_PATH_UNRESOLVABLE' && e.name !== 'OPERATION_FROM_UNRESOLVABLE')) return undefined
+  if (e.name === 'OPERATION_FROM_UNRESOLVABLE') return `${op.op} operation does not apply: doc is missing from path: ${op.from ?? ''}: missing value`
+  const path = op.path
+  const parent = at(e.tree, path.slice(0, path.lastIndexOf('/')))
+  const parentMissing = parent === missing || parent === null || typeof parent !== 'object'
+  switch (op.op) {
+    case 'remove':
+      if (parentMissing) return `remove operation does not apply: doc is missing path: "${path}": missing value`
+      return `error in remove for path: '${path}': Unable to remove nonexistent key: ${path.slice(path.lastIndexOf('/') + 1)}: missing value`
+    case 'replace':
+      if (parentMissing) return `replace operation does not apply: doc is missing path: ${path}: missing value`
+      return `replace operation does not apply: doc is missing key: ${path}: missing value`
+    case 'add':
+      return `add operation does not apply: doc is missing path: "${path}": missing value`
+    default:
+      return undefined
   }
 }
