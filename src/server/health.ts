@@ -23,7 +23,7 @@ function runCheck(c: HealthCheck, graceActive: boolean, endpoint: 'livez' | 'rea
 
 /** The aggregate endpoint: `ok`, or the per-check lines with `[-]` for failures (reasons withheld) and 500. */
 export function healthAggregate(endpoint: 'livez' | 'readyz' | 'healthz', checks: HealthCheck[], query: URLSearchParams, graceActive: boolean): HealthResult {
-  const applicable = checks.filter((c) => endpoint === 'healthz' ? c.livez || c.readyz : endpoint === 'livez' ? c.livez : c.readyz)
+  const applicable = checks.filter((c) => endpoint === 'healthz' ? c.livez && c.readyz : endpoint === 'livez' ? c.livez : c.readyz)
   const excluded = new Set(query.getAll('exclude'))
   const verbose = query.has('verbose')
   const lines: string[] = []
@@ -44,7 +44,7 @@ export function healthAggregate(endpoint: 'livez' | 'readyz' | 'healthz', checks
 
 /** One check by name: `ok`, or 500 with the reason; 404 for an unknown name. */
 export function healthSingle(endpoint: 'livez' | 'readyz' | 'healthz', name: string, checks: HealthCheck[], graceActive: boolean): HealthResult | null {
-  const c = checks.find((x) => x.name === name && (endpoint === 'healthz' || (endpoint === 'livez' ? x.livez : x.readyz)))
+  const c = checks.find((x) => x.name === name && (endpoint === 'healthz' ? x.livez && x.readyz : endpoint === 'livez' ? x.livez : x.readyz))
   if (!c) return null
   const err = runCheck(c, graceActive, endpoint)
   if (err === null) return { status: 200, body: 'ok' }

@@ -60,6 +60,7 @@ t.test('the checks the spec names are present (ping, log, autoregister-completio
 })
 
 t.test('readiness has the shutdown check and liveness does not', async (t) => {
+  const names = (ls: string[]) => ls.slice(0, -1).map((l) => l.replace(/^\[\+\]/, '').replace(/ ok$/, ''))
   const ready = lines((await s.request('GET', '/readyz?verbose')).text)
   const live = lines((await s.request('GET', '/livez?verbose')).text)
   t.ok(ready.includes('[+]shutdown ok'), 'readyz lists [+]shutdown ok')
@@ -69,8 +70,12 @@ t.test('readiness has the shutdown check and liveness does not', async (t) => {
   t.equal(one.text, 'ok')
   const none = await s.request('GET', '/livez/shutdown')
   t.equal(none.status, 404, '/livez/shutdown is not a check')
+  // /healthz has the checks common to both (upstream adds shutdown to readiness only).
+  const health = lines((await s.request('GET', '/healthz?verbose')).text)
+  t.notOk(health.some((l) => l.includes('shutdown')), 'healthz has no shutdown line')
+  t.equal((await s.request('GET', '/healthz/shutdown')).status, 404, '/healthz/shutdown is not a check')
+  t.same(names(health).sort(), names(live).sort(), 'healthz lists the liveness checks')
   // Every liveness check is also a readiness check, readiness has exactly one more (shutdown).
-  const names = (ls: string[]) => ls.slice(0, -1).map((l) => l.replace(/^\[\+\]/, '').replace(/ ok$/, ''))
   t.same(names(ready).filter((n) => n !== 'shutdown').sort(), names(live).sort())
 })
 
