@@ -1,15 +1,21 @@
 // Secret (v1).
 import { defineResource, ALL_VERBS } from '../../define.js'
 import { ageColumn, nameColumn } from '../_printers.js'
+import { foldStringData, validateSecret, validateSecretUpdate } from './config-data.js'
 
 export default defineResource({
   group: '', version: 'v1', kind: 'Secret', resource: 'secrets', singular: 'secret', scope: 'Namespaced',
   verbs: ALL_VERBS,
   schemaRef: 'io.orch.api.core.v1.Secret',
   strategy: {
-    default: (o) => { if (o.type === undefined || o.type === '') o.type = 'Opaque' },
+    default: (o) => {
+      foldStringData(o)
+      if (o.type === undefined || o.type === '') o.type = 'Opaque'
+    },
     allowUnconditionalUpdate: true,
     nameRule: 'subdomain',
+    validate: validateSecret,
+    validateUpdate: validateSecretUpdate,
   },
   table: [
     nameColumn(),
