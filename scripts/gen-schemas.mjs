@@ -60,6 +60,18 @@ const EXTRA_ROOTS = [
   'io.k8s.api.authorization.v1.LocalSubjectAccessReview',
 ]
 
+/**
+ * String fields named `description`. The reference document has no `description` keys at all (the prose is left out),
+ * and with the prose went these fields of the API (the protobuf messages have them: PriorityClass field 4,
+ * JSONSchemaProps 4, ExternalDocumentation 1, CustomResourceColumnDefinition 4). They are put back as plain strings.
+ */
+const DESCRIPTION_FIELDS = [
+  'io.k8s.api.scheduling.v1.PriorityClass',
+  'io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.JSONSchemaProps',
+  'io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.ExternalDocumentation',
+  'io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.CustomResourceColumnDefinition',
+]
+
 const DEF_PREFIX = '#/definitions/'
 const renameGroup = (g) => (g.endsWith('.k8s.io') ? g.slice(0, -'.k8s.io'.length) + '.orch.io' : g)
 const renameDef = (n) => (n.startsWith('io.k8s.') ? 'io.orch.' + n.slice('io.k8s.'.length) : n)
@@ -195,6 +207,11 @@ while (queue.length > 0) {
 
 const outDefs = {}
 for (const name of [...keep].sort(cmp)) outDefs[renameDef(name)] = transform(defs[name])
+for (const name of DESCRIPTION_FIELDS) {
+  const d = outDefs[renameDef(name)]
+  if (d === undefined) { problems.push(`missing definition ${name} (description field)`); continue }
+  d.properties = { ...(d.properties ?? {}), description: { type: 'string' } }
+}
 
 resources.sort((a, b) => cmp(a.group, b.group) || cmp(a.version, b.version) || cmp(a.resource, b.resource))
 

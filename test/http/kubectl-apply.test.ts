@@ -231,3 +231,43 @@ t.test('kubectl scale deployment', async (t) => {
   t.equal(r.code, 0, r.stderr)
   t.equal((await get(depPath('kp'))).spec.replicas, 2)
 })
+
+t.test('kubectl apply (strict validation) accepts the description fields of CRD schemas and PriorityClasses', async (t) => {
+  const crd = `apiVersion: apiextensions.orch.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: widgets.example.com
+spec:
+  group: example.com
+  scope: Namespaced
+  names: {plural: widgets, singular: widget, kind: Widget}
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    additionalPrinterColumns:
+    - {name: Size, type: integer, jsonPath: .spec.size, description: the size}
+    schema:
+      openAPIV3Schema:
+        description: A widget.
+        type: object
+        externalDocs: {description: more, url: "https://example.com"}
+        properties:
+          spec:
+            description: What the widget should be.
+            type: object
+            properties:
+              size: {type: integer, description: How big.}
+`
+  let r = await kubectl(['apply', '-f', file('crd.yaml', crd)])
+  t.equal(r.code, 0, r.stderr)
+  const got = await get('/apis/apiextensions.orch.io/v1/customresourcedefinitions/widgets.example.com')
+  const v = got.spec.versions[0]
+  t.equal(v.schema.openAPIV3Schema.description, 'A widget.', 'descriptions are kept')
+  t.equal(v.schema.openAPIV3Schema.properties.spec.properties.size.description, 'How big.')
+  t.equal(v.schema.openAPIV3Schema.externalDocs.description, 'more')
+  t.equal(v.additionalPrinterColumns[0].description, 'the size')
+  r = await kubectl(['apply', '-f', file('pc.yaml', 'apiVersion: scheduling.orch.io/v1\nkind: PriorityClass\nmetadata: {name: high}\nvalue: 1000\ndescription: For the important ones.\n')])
+  t.equal(r.code, 0, r.stderr)
+  t.equal((await get('/apis/scheduling.orch.io/v1/priorityclasses/high')).description, 'For the important ones.')
+})
