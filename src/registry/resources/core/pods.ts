@@ -4,6 +4,7 @@ import type { Obj } from '../../define.js'
 import { fieldDuplicate, fieldInvalid, fieldNotSupported, fieldRequired } from '../../../machinery/errors.js'
 import type { FieldError } from '../../../machinery/errors.js'
 import { ageColumn, nameColumn, parseTime, since } from '../_printers.js'
+import { validatePodUpdate } from './pod-update.js'
 
 // ---- defaulting (upstream pkg/apis/core/v1/defaults.go) ----
 
@@ -320,7 +321,7 @@ export default defineResource({
     default: defaultPod,
     prepareForCreate: (o) => { o.status = { phase: 'Pending', qosClass: podQOSClass(o.spec) } },
     validate: (o) => validatePodSpec(o.spec, 'spec'),
-    validateUpdate: (o) => validatePodSpec(o.spec, 'spec'),
+    validateUpdate: (o, old) => [...validatePodSpec(o.spec, 'spec'), ...validatePodUpdate(o, old)],
     allowUnconditionalUpdate: true,
     returnDeletedObject: true,
     nameRule: 'subdomain',
