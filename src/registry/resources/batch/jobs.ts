@@ -1,4 +1,5 @@
 // Job (batch/v1).
+import { isDeepStrictEqual } from 'node:util'
 import { defineResource, ALL_VERBS, statusSplit, generationStrategy } from '../../define.js'
 import type { Obj } from '../../define.js'
 import { fieldInvalid, fieldNotSupported } from '../../../machinery/errors.js'
@@ -84,6 +85,45 @@ function completions(o: Obj): string {
   return parallelism > 1 ? `${succeeded}/1 of ${parallelism}` : `${succeeded}/1`
 }
 
+/** Template fields a suspended job that never started may still change (upstream's mutable scheduling directives). */
+const SCHEDULING_DIRECTIVES = ['nodeSelector', 'affinity', 'tolerations', 'schedulingGates']
+
+/** What a Job keeps once created (upstream ValidateJobSpecUpdate): its selector, template, completions and modes. */
+export function validateJobUpdate(o: Obj, old: Obj): FieldError[] {
+  const spec: Obj = isObj(o.spec) ? o.spec : {}
+  const prev: Obj = isObj(old.spec) ? old.spec : {}
+  const errs: FieldError[] = []
+  const immutable = (key: string) => {
+    if (!isDeepStrictEqual(spec[key], prev[key])) errs.push(fieldInvalid(`spec.${key}`, spec[key] ?? null, 'field is immutable'))
+  }
+  immutable('selector')
+  immutable('completionMode')
+  immutable('podFailurePolicy')
+  immutable('backoffLimitPerIndex')
+  immutable('successPolicy')
+  immutable('managedBy')
+  // An Indexed job may scale its completions together with its parallelism (elastic indexed jobs).
+  const elastic = spec.completionMode === 'Indexed' && spec.completions === spec.parallelism && prev.completions === prev.parallelism
+  if (!elastic) immutable('completions')
+  if (!isDeepStrictEqual(spec.template, prev.template)) {
+    const suspendedNeverStarted = prev.suspend === true && old.status?.startTime === undefined
+    let allowed = false
+    if (suspendedNeverStarted && isObj(spec.template) && isObj(prev.template)) {
+      const strip = (tpl: Obj): Obj => {
+        const podSpec: Obj = { ...(isObj(tpl.spec) ? tpl.spec : {}) }
+        for (const k of SCHEDULING_DIRECTIVES) delete podSpec[k]
+        const meta: Obj = { ...(isObj(tpl.metadata) ? tpl.metadata : {}) }
+        delete meta.labels
+        delete meta.annotations
+        return { ...tpl, metadata: meta, spec: podSpec }
+      }
+      allowed = isDeepStrictEqual(strip(spec.template), strip(prev.template))
+    }
+    if (!allowed) errs.push(fieldInvalid('spec.template', spec.template ?? null, 'field is immutable'))
+  }
+  return errs
+}
+
 function duration(o: Obj, now: number): string {
   const start = parseTime(o.status?.startTime)
   if (start === undefined) return ''
@@ -101,7 +141,7 @@ export default defineResource({
     default: defaultJob,
     prepareForCreate: (o) => { generateJobSelector(o); delete o.status },
     validate: (o) => validateJobSpec(o.spec, 'spec'),
-    validateUpdate: (o) => validateJobSpec(o.spec, 'spec'),
+    validateUpdate: (o, old) => [...validateJobSpec(o.spec, 'spec'), ...validateJobUpdate(o, old)],
   }),
   status: statusSplit.status,
   table: [
