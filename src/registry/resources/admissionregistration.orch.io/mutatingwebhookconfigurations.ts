@@ -1,6 +1,7 @@
 // MutatingWebhookConfiguration (admissionregistration.orch.io/v1, cluster-scoped).
 import { defineResource, ALL_VERBS } from '../../define.js'
 import { defaultWebhooks } from './validatingwebhookconfigurations.js'
+import { ageColumn, nameColumn } from '../_printers.js'
 
 export default defineResource({
   group: 'admissionregistration.orch.io', version: 'v1', kind: 'MutatingWebhookConfiguration', resource: 'mutatingwebhookconfigurations', singular: 'mutatingwebhookconfiguration', scope: 'Cluster',
@@ -8,4 +9,9 @@ export default defineResource({
   categories: ['api-extensions'],
   schemaRef: 'io.orch.api.admissionregistration.v1.MutatingWebhookConfiguration',
   strategy: { default: (o) => defaultWebhooks(o, true), allowUnconditionalUpdate: true, nameRule: 'subdomain', hasGeneration: true },
+  table: [
+    nameColumn(),
+    { name: 'Webhooks', type: 'integer', description: 'How many webhooks the configuration registers.', cell: (o) => (Array.isArray(o.webhooks) ? o.webhooks.length : 0) },
+    ageColumn(),
+  ],
 })

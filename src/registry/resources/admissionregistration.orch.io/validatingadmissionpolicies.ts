@@ -1,6 +1,7 @@
 // ValidatingAdmissionPolicy (admissionregistration.orch.io/v1, cluster-scoped).
 import { defineResource, ALL_VERBS, statusSplit } from '../../define.js'
 import { defaultMatchResources } from './validatingwebhookconfigurations.js'
+import { ageColumn, nameColumn } from '../_printers.js'
 
 export default defineResource({
   group: 'admissionregistration.orch.io', version: 'v1', kind: 'ValidatingAdmissionPolicy', resource: 'validatingadmissionpolicies', singular: 'validatingadmissionpolicy', scope: 'Cluster',
@@ -21,4 +22,13 @@ export default defineResource({
     hasGeneration: true,
   },
   status: statusSplit.status,
+  table: [
+    nameColumn(),
+    { name: 'Validations', type: 'integer', description: 'How many validation rules the policy has.', cell: (o) => (Array.isArray(o.spec?.validations) ? o.spec.validations.length : 0) },
+    {
+      name: 'ParamKind', type: 'string', description: 'The kind of the objects that parameterize the policy (apiVersion/kind).',
+      cell: (o) => { const k = o.spec?.paramKind; return k !== null && typeof k === 'object' ? `${k.apiVersion ?? ''}/${k.kind ?? ''}` : '<unset>' },
+    },
+    ageColumn(),
+  ],
 })

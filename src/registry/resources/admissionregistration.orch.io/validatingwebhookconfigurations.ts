@@ -2,6 +2,7 @@
 // Also exports the defaulting shared by the admission registration types.
 import { defineResource, ALL_VERBS } from '../../define.js'
 import type { Obj } from '../../define.js'
+import { ageColumn, nameColumn } from '../_printers.js'
 
 function isObj(v: unknown): v is Obj { return v !== null && typeof v === 'object' && !Array.isArray(v) }
 
@@ -43,4 +44,9 @@ export default defineResource({
   categories: ['api-extensions'],
   schemaRef: 'io.orch.api.admissionregistration.v1.ValidatingWebhookConfiguration',
   strategy: { default: (o) => defaultWebhooks(o, false), allowUnconditionalUpdate: true, nameRule: 'subdomain', hasGeneration: true },
+  table: [
+    nameColumn(),
+    { name: 'Webhooks', type: 'integer', description: 'How many webhooks the configuration registers.', cell: (o) => (Array.isArray(o.webhooks) ? o.webhooks.length : 0) },
+    ageColumn(),
+  ],
 })

@@ -1,6 +1,18 @@
 // CertificateSigningRequest (certificates.orch.io/v1, cluster-scoped).
 // The requesting user's identity (spec.username, uid, groups, extra) and the approval sub-resource are filled elsewhere.
 import { defineResource, ALL_VERBS, statusSplit } from '../../define.js'
+import type { Obj } from '../../define.js'
+import { ageColumn, humanDuration, nameColumn } from '../_printers.js'
+
+/** Denied, Approved or Pending, then `,Failed` and `,Issued` when they apply. */
+function condition(o: Obj): string {
+  const conditions: Obj[] = Array.isArray(o.status?.conditions) ? o.status.conditions : []
+  const has = (type: string) => conditions.some((c) => c?.type === type)
+  let s = has('Denied') ? 'Denied' : has('Approved') ? 'Approved' : 'Pending'
+  if (has('Failed')) s += ',Failed'
+  if (typeof o.status?.certificate === 'string' && o.status.certificate.length > 0) s += ',Issued'
+  return s
+}
 
 export default defineResource({
   group: 'certificates.orch.io', version: 'v1', kind: 'CertificateSigningRequest', resource: 'certificatesigningrequests', singular: 'certificatesigningrequest', scope: 'Cluster',
@@ -10,5 +22,16 @@ export default defineResource({
   schemaRef: 'io.orch.api.certificates.v1.CertificateSigningRequest',
   strategy: { ...statusSplit.strategy, allowUnconditionalUpdate: true, nameRule: 'subdomain' },
   status: statusSplit.status,
+  table: [
+    nameColumn(),
+    ageColumn(),
+    { name: 'SignerName', type: 'string', description: 'The signer asked to sign the certificate.', cell: (o) => (typeof o.spec?.signerName === 'string' && o.spec.signerName !== '' ? o.spec.signerName : '<none>') },
+    { name: 'Requestor', type: 'string', description: 'The user who created the request.', cell: (o) => o.spec?.username ?? '' },
+    {
+      name: 'RequestedDuration', type: 'string', description: 'The validity the requestor asked for.',
+      cell: (o) => (typeof o.spec?.expirationSeconds === 'number' ? humanDuration(Math.trunc(o.spec.expirationSeconds) * 1000) : '<none>'),
+    },
+    { name: 'Condition', type: 'string', description: 'Whether the request is approved, denied, failed or issued.', cell: (o) => condition(o) },
+  ],
   fieldSelectors: { 'spec.signerName': (o) => o.spec?.signerName ?? '' },
 })

@@ -1,6 +1,7 @@
 // PodTemplate (v1). DELETE answers with the deleted object.
 import { defineResource, ALL_VERBS } from '../../define.js'
 import { defaultPodTemplate } from './pods.js'
+import { containerColumns, formatLabels, nameColumn } from '../_printers.js'
 
 export default defineResource({
   group: '', version: 'v1', kind: 'PodTemplate', resource: 'podtemplates', singular: 'podtemplate', scope: 'Namespaced',
@@ -12,4 +13,10 @@ export default defineResource({
     returnDeletedObject: true,
     nameRule: 'subdomain',
   },
+  table: [
+    nameColumn(),
+    // The container columns of the workloads, shown here without -o wide.
+    ...containerColumns((o) => o.template?.spec).map((c) => ({ ...c, priority: 0 })),
+    { name: 'Pod Labels', type: 'string', description: 'The labels of the pods made from the template.', cell: (o) => formatLabels(o.template?.metadata?.labels) },
+  ],
 })

@@ -1,6 +1,7 @@
 // NetworkPolicy (networking.orch.io/v1).
 import { defineResource, ALL_VERBS } from '../../define.js'
 import type { Obj } from '../../define.js'
+import { ageColumn, formatLabelSelector, nameColumn } from '../_printers.js'
 
 function isObj(v: unknown): v is Obj { return v !== null && typeof v === 'object' && !Array.isArray(v) }
 
@@ -24,4 +25,9 @@ export default defineResource({
   shortNames: ['netpol'],
   schemaRef: 'io.orch.api.networking.v1.NetworkPolicy',
   strategy: { default: defaultNetworkPolicy, allowUnconditionalUpdate: true, nameRule: 'subdomain', hasGeneration: true },
+  table: [
+    nameColumn(),
+    { name: 'Pod-Selector', type: 'string', description: 'The pods the policy applies to.', cell: (o) => formatLabelSelector(o.spec?.podSelector) },
+    ageColumn(),
+  ],
 })

@@ -1,5 +1,6 @@
 // PriorityClass (scheduling.orch.io/v1, cluster-scoped).
 import { defineResource, ALL_VERBS } from '../../define.js'
+import { ageColumn, int, nameColumn } from '../_printers.js'
 
 export default defineResource({
   group: 'scheduling.orch.io', version: 'v1', kind: 'PriorityClass', resource: 'priorityclasses', singular: 'priorityclass', scope: 'Cluster',
@@ -12,4 +13,11 @@ export default defineResource({
     allowUnconditionalUpdate: true,
     nameRule: 'subdomain',
   },
+  table: [
+    nameColumn(),
+    { name: 'Value', type: 'integer', description: 'The priority pods of this class get.', cell: (o) => int(o.value) },
+    { name: 'Global-Default', type: 'boolean', description: 'Whether pods without a priority class get this one.', cell: (o) => o.globalDefault === true },
+    ageColumn(),
+    { name: 'PreemptionPolicy', type: 'string', description: 'Whether pods of this class may preempt lower-priority pods.', cell: (o) => (typeof o.preemptionPolicy === 'string' ? o.preemptionPolicy : '') },
+  ],
 })
