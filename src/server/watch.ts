@@ -23,6 +23,7 @@ import { statusLine } from './respond.js'
 /** A watcher whose unsent bytes pass this is cut off (its client relists); writers never wait for it. */
 const MAX_BUFFERED = 8 * 1024 * 1024
 const BOOKMARK_INTERVAL_MS = 60_000
+const BOOKMARK_BEFORE_END_MS = 2000
 
 let store: Store
 let opts: Options
@@ -498,16 +499,20 @@ async function startWatch(ctx: RequestContext, def: ResolvedDefinition): Promise
         for (const ev of pending) sendEvent(w, ev)
         w.timers.push(setTimeout(() => end(w), timeoutS * 1000))
         if (w.bookmarks) {
-          const tick = () => {
+          /** A bookmark at the version every event up to now has reached, then `next`. */
+          const progress = (next?: () => void) => () => {
             if (w.closed) return
             void hub.progress().then((rv) => {
               if (w.closed) return
               w.sentRv = Math.max(w.sentRv, rv)
               write(w, bookmarkFrame(w, w.sentRv))
-              w.timers.push(setTimeout(tick, BOOKMARK_INTERVAL_MS))
+              next?.()
             })
           }
+          const tick: () => void = progress(() => w.timers.push(setTimeout(tick, BOOKMARK_INTERVAL_MS)))
           w.timers.push(setTimeout(tick, BOOKMARK_INTERVAL_MS))
+          // And one about 2 s before the watch's end, as upstream does, so a client resumes from a fresh version.
+          w.timers.push(setTimeout(progress(), Math.max(0, timeoutS * 1000 - BOOKMARK_BEFORE_END_MS)))
         }
         ctx.log.debug({ prefix, name, initial, startRv }, 'watch started')
       }
