@@ -13,7 +13,7 @@ import {
 import { validateObjectMeta } from '../machinery/validation.js'
 import { noOwnKeys, sameJsonText } from '../machinery/json-tree.js'
 import { RV_MARKER, type Attrs } from '../machinery/storage-format.js'
-import { dropNulls, type SchemaSet } from '../registry/schema.js'
+import { DECODE_ERROR, dropNulls, type SchemaSet } from '../registry/schema.js'
 import type { Obj, ResolvedDefinition } from '../registry/define.js'
 import type { RequestContext } from './context.js'
 
@@ -277,8 +277,12 @@ function assertValid(def: ResolvedDefinition, o: Obj, errs: FieldError[]): void 
   if (errs.length > 0) throw invalid(def.groupKind, def.group, def.kind, String(o.metadata?.name ?? ''), errs)
 }
 
+/** Type errors of the object; what upstream would already fail to decode (quantities, int32 ranges) is 400 at once. */
 function typeErrors(def: ResolvedDefinition, o: Obj): FieldError[] {
-  return schemas.validate(def.schemaRef, o)
+  const errs = schemas.validate(def.schemaRef, o)
+  const undecodable = errs.find((e) => (e.type as string) === DECODE_ERROR)
+  if (undecodable !== undefined) throw badRequest(`${def.kind} in version "${def.version}" cannot be handled as a ${def.kind}: ${undecodable.detail}`)
+  return errs
 }
 
 /** Create: system metadata, defaults, the strategy's create hooks, every validation; throws one 422 with all causes. */

@@ -18,10 +18,18 @@ export function loadDefinitions(): Record<string, SchemaNode> {
   return definitions
 }
 
-/** Swagger 2 leaves to JSON Schema for ajv: int-or-string, quantities, free-form JSON, no formats. */
+/** The grammar a Quantity string must match to decode (upstream's message quotes it). */
+export const QUANTITY_PATTERN = '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'
+/**
+ * Type problems that upstream meets while decoding the body (a 400, not a 422): a quantity that does not parse, an
+ * integer out of the range of its Go type. Their FieldErrors carry this type word.
+ */
+export const DECODE_ERROR = 'DecodeError'
+
+/** Swagger 2 leaves to JSON Schema for ajv: int-or-string, quantities, free-form JSON, integer ranges, no formats. */
 function adapt(name: string, node: SchemaNode): SchemaNode {
   if (name.endsWith('.IntOrString')) return { type: ['integer', 'string'] }
-  if (name.endsWith('.Quantity')) return { type: ['string', 'number'] }
+  if (name.endsWith('.Quantity')) return { type: ['string', 'number'], pattern: QUANTITY_PATTERN }
   if (/\.JSON(SchemaPropsOr\w+)?$/.test(name)) return {}
   return strip(node)
 }
@@ -30,7 +38,9 @@ function strip(node: unknown): any {
   if (Array.isArray(node)) return node.map(strip)
   if (node === null || typeof node !== 'object') return node
   const out: SchemaNode = {}
-  for (const [k, v] of Object.entries(node as SchemaNode)) {
+  const n = node as SchemaNode
+  if (n.type === 'integer' && n.format === 'int32') { out.minimum = -2147483648; out.maximum = 2147483647 }
+  for (const [k, v] of Object.entries(n)) {
     if (k === 'format' || k.startsWith('x-') || k === 'description') continue
     if (k === 'required') continue // Go decoding does not require fields; the strategies check what must be set.
     out[k] = k === 'properties' ? Object.fromEntries(Object.entries(v as SchemaNode).map(([pk, pv]) => [pk, strip(pv)])) : strip(v)
@@ -85,6 +95,12 @@ function toFieldError(obj: unknown, e: ErrorObject): FieldError {
   if (e.keyword === 'type') {
     const want = ([] as string[]).concat((e.params as { type: string | string[] }).type).map((t) => typeNames[t] ?? t).join(' or ')
     return { type: 'FieldValueTypeInvalid', field, value, detail: `${field} in body must be of type ${want}: ${JSON.stringify(jsonType(value))}` }
+  }
+  if (e.keyword === 'pattern' && (e.params as { pattern?: string }).pattern === QUANTITY_PATTERN) {
+    return { type: DECODE_ERROR, field, value, detail: `quantities must match the regular expression '${QUANTITY_PATTERN}'` } as unknown as FieldError
+  }
+  if (e.keyword === 'minimum' || e.keyword === 'maximum') {
+    return { type: DECODE_ERROR, field, value, detail: `json: cannot unmarshal number ${String(value)} into Go struct field ${field} of type int32` } as unknown as FieldError
   }
   if (e.keyword === 'enum') {
     return { type: 'FieldValueNotSupported', field, value, supported: (e.params as { allowedValues: unknown[] }).allowedValues.map(String) }

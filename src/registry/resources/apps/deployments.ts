@@ -2,7 +2,7 @@
 import { isDeepStrictEqual } from 'node:util'
 import { defineResource, ALL_VERBS, statusSplit, generationStrategy } from '../../define.js'
 import type { Obj } from '../../define.js'
-import { fieldInvalid } from '../../../machinery/errors.js'
+import { fieldForbidden, fieldInvalid, fieldNotSupported } from '../../../machinery/errors.js'
 import type { FieldError } from '../../../machinery/errors.js'
 import { ageColumn, containerColumns, formatLabelSelector, int, nameColumn } from '../_printers.js'
 import { defaultPodTemplate, validateWorkloadSpec } from '../core/pods.js'
@@ -31,6 +31,18 @@ function defaultDeployment(o: Obj): void {
   defaultPodTemplate(spec.template)
 }
 
+/** The strategy of a Deployment (upstream ValidateDeploymentStrategy): its type, and no rollingUpdate with Recreate. */
+function validateStrategy(o: Obj): FieldError[] {
+  const strategy = isObj(o.spec?.strategy) ? o.spec.strategy : {}
+  const types = ['Recreate', 'RollingUpdate']
+  // Absent, the defaults fill it in before validation.
+  if (strategy.type !== undefined && !types.includes(strategy.type)) return [fieldNotSupported('spec.strategy.type', strategy.type, types)]
+  if (strategy.type === 'Recreate' && strategy.rollingUpdate !== undefined) {
+    return [fieldForbidden('spec.strategy.rollingUpdate', 'may not be specified when strategy `type` is \'Recreate\'')]
+  }
+  return []
+}
+
 /** apps/v1 selectors are immutable. */
 export function validateSelectorImmutable(o: Obj, old: Obj): FieldError[] {
   const sel = o.spec?.selector
@@ -48,8 +60,8 @@ export default defineResource({
   schemaRef: 'io.orch.api.apps.v1.Deployment',
   strategy: generationStrategy({
     default: defaultDeployment,
-    validate: (o) => validateWorkloadSpec(o, 'deployment'),
-    validateUpdate: (o, old) => [...validateWorkloadSpec(o, 'deployment'), ...validateSelectorImmutable(o, old)],
+    validate: (o) => [...validateWorkloadSpec(o, 'deployment'), ...validateStrategy(o)],
+    validateUpdate: (o, old) => [...validateWorkloadSpec(o, 'deployment'), ...validateStrategy(o), ...validateSelectorImmutable(o, old)],
   }),
   status: statusSplit.status,
   table: [

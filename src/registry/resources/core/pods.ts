@@ -159,10 +159,45 @@ export function validatePodSpec(spec: unknown, path: string): FieldError[] {
       else seen.add(name)
       const image = isObj(c) ? c.image : undefined
       if (typeof image !== 'string' || image === '') errs.push(fieldRequired(`${p}.image`))
+      if (isObj(c)) errs.push(...containerErrors(c, p))
     })
   }
   check('initContainers', s.initContainers)
   check('containers', s.containers)
+  oneOf(errs, `${path}.restartPolicy`, s.restartPolicy, ['Always', 'OnFailure', 'Never'])
+  oneOf(errs, `${path}.dnsPolicy`, s.dnsPolicy, ['ClusterFirstWithHostNet', 'ClusterFirst', 'Default', 'None'])
+  return errs
+}
+
+/** An enumerated field: absent is fine (defaults fill it), anything else must be one of the values. */
+function oneOf(errs: FieldError[], field: string, v: unknown, values: string[]): void {
+  if (v !== undefined && !values.includes(v as string)) errs.push(fieldNotSupported(field, v, values))
+}
+
+/** The checks of one container (upstream validateContainers): enums, ports, and resource quantities. */
+function containerErrors(c: Obj, p: string): FieldError[] {
+  const errs: FieldError[] = []
+  oneOf(errs, `${p}.imagePullPolicy`, c.imagePullPolicy, ['Always', 'IfNotPresent', 'Never'])
+  oneOf(errs, `${p}.terminationMessagePolicy`, c.terminationMessagePolicy, ['File', 'FallbackToLogsOnError'])
+  list(c.ports).forEach((port, j) => {
+    const cp = port?.containerPort
+    if (typeof cp !== 'number' || !Number.isInteger(cp) || cp < 1 || cp > 65535) errs.push(fieldInvalid(`${p}.ports[${j}].containerPort`, cp ?? 0, 'must be between 1 and 65535, inclusive'))
+    const hp = port?.hostPort
+    if (hp !== undefined && hp !== 0 && (typeof hp !== 'number' || hp < 1 || hp > 65535)) errs.push(fieldInvalid(`${p}.ports[${j}].hostPort`, hp, 'must be between 1 and 65535, inclusive'))
+    oneOf(errs, `${p}.ports[${j}].protocol`, port?.protocol, ['SCTP', 'TCP', 'UDP'])
+  })
+  const res = isObj(c.resources) ? c.resources : {}
+  const limits = isObj(res.limits) ? res.limits : {}
+  const requests = isObj(res.requests) ? res.requests : {}
+  for (const [bag, m] of [['limits', limits], ['requests', requests]] as const) {
+    for (const [name, q] of Object.entries(m)) {
+      if (parseQuantity(q) < 0) errs.push(fieldInvalid(`${p}.resources.${bag}[${name}]`, q, 'must be greater than or equal to 0'))
+    }
+  }
+  for (const [name, q] of Object.entries(requests)) {
+    if (limits[name] === undefined) continue
+    if (parseQuantity(q) > parseQuantity(limits[name])) errs.push(fieldInvalid(`${p}.resources.requests`, q, `must be less than or equal to ${name} limit of ${limits[name]}`))
+  }
   return errs
 }
 
@@ -209,6 +244,7 @@ export function validateWorkloadSpec(o: Obj, kind: 'deployment' | 'statefulset' 
     errs.push(fieldInvalid('spec.template.metadata.labels', labels ?? null, '`selector` does not match template `labels`'))
   }
   errs.push(...validatePodSpec(template.spec, 'spec.template.spec'))
+  if (spec.replicas !== undefined && (typeof spec.replicas !== 'number' || spec.replicas < 0)) errs.push(fieldInvalid('spec.replicas', spec.replicas, 'must be greater than or equal to 0'))
   if (opts.restartAlways !== false) {
     const rp = isObj(template.spec) ? template.spec.restartPolicy : undefined
     if (rp !== undefined && rp !== 'Always') errs.push(fieldNotSupported('spec.template.spec.restartPolicy', rp, ['Always']))
