@@ -1,7 +1,7 @@
 // Black-box: the data of ConfigMaps and Secrets (key rules, `immutable`, Secret types, `stringData`) through kubectl 1.32
 // and raw HTTP, as upstream's core validation answers.
 import t from 'tap'
-import { execFile } from 'node:child_process'
+import { runKubectl } from '../helpers/kubectl.js'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -11,14 +11,7 @@ let s: TestServer
 const home = mkdtempSync(join(tmpdir(), 'orch-config-data-home-'))
 const NS = '/api/v1/namespaces/default'
 
-function kubectl(args: string[], stdin?: string): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    const child = execFile('kubectl', ['--kubeconfig', s.kubeconfig, ...args], { env: { ...process.env, HOME: home, KUBECONFIG: '' }, timeout: 30_000 }, (err, stdout, stderr) => {
-      resolve({ code: err ? (typeof (err as any).code === 'number' ? (err as any).code : -1) : 0, stdout: String(stdout), stderr: String(stderr) })
-    })
-    if (stdin !== undefined) child.stdin!.end(stdin)
-  })
-}
+const kubectl = (args: string[], stdin?: string) => runKubectl(s.kubeconfig, home, args, { stdin })
 
 t.before(async () => { s = await startServer({ secure: true }) })
 t.teardown(async () => {

@@ -1,7 +1,7 @@
 // Black-box: stock kubectl 1.32 over TLS — client-side and server-side apply, patch types, dry-run create,
 // strict validation and scale (one server for the whole file).
 import t from 'tap'
-import { execFile } from 'node:child_process'
+import { runKubectl } from '../helpers/kubectl.js'
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -11,18 +11,7 @@ let s: TestServer
 const work = mkdtempSync(join(tmpdir(), 'orch-kapply-'))
 const home = mkdtempSync(join(tmpdir(), 'orch-kapply-home-'))
 
-interface Run { code: number; stdout: string; stderr: string }
-
-function kubectl(args: string[]): Promise<Run> {
-  return new Promise((resolve) => {
-    execFile('kubectl', ['--kubeconfig', s.kubeconfig, ...args], {
-      env: { ...process.env, HOME: home, KUBECONFIG: '' }, timeout: 30_000, maxBuffer: 16 << 20,
-    }, (err, stdout, stderr) => {
-      const code = err ? (typeof (err as any).code === 'number' ? (err as any).code : -1) : 0
-      resolve({ code, stdout: String(stdout), stderr: String(stderr) })
-    })
-  })
-}
+const kubectl = (args: string[]) => runKubectl(s.kubeconfig, home, args)
 
 function file(name: string, text: string): string {
   const p = join(work, name)

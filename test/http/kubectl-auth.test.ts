@@ -1,7 +1,7 @@
 // Black-box: stock kubectl 1.32 over TLS with the tokens of several users: auth whoami, auth can-i (--list),
 // impersonation (--as), create token and using it, RBAC objects made with kubectl's typed commands.
 import t from 'tap'
-import { execFile } from 'node:child_process'
+import { runKubectl, type KubectlRun as Run } from '../helpers/kubectl.js'
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -19,19 +19,10 @@ t.teardown(async () => {
   rmSync(work, { recursive: true, force: true })
 })
 
-interface Run { code: number; stdout: string; stderr: string }
 
 /** kubectl with the admin kubeconfig; `--token` switches the user (kubectl sends it over TLS only). */
 function kubectl(args: string[], token?: string): Promise<Run> {
-  const auth = token ? ['--token', token] : []
-  return new Promise((resolve) => {
-    execFile('kubectl', ['--kubeconfig', s.kubeconfig, ...auth, ...args], {
-      env: { ...process.env, HOME: home, KUBECONFIG: '' }, timeout: 30_000, maxBuffer: 16 << 20,
-    }, (err, stdout, stderr) => {
-      const code = err ? (typeof (err as any).code === 'number' ? (err as any).code : -1) : 0
-      resolve({ code, stdout: String(stdout), stderr: String(stderr) })
-    })
-  })
+  return runKubectl(s.kubeconfig, home, [...(token ? ['--token', token] : []), ...args])
 }
 
 /** The `ATTRIBUTE VALUE` table of `kubectl auth whoami` as a map. */

@@ -1,6 +1,7 @@
 // Black-box: stock kubectl 1.32 against the TLS port with the admin kubeconfig, and a restart that keeps data and credentials.
 import t from 'tap'
-import { execFile, spawn } from 'node:child_process'
+import { spawn } from 'node:child_process'
+import { runKubectl, type KubectlOptions, type KubectlRun } from '../helpers/kubectl.js'
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -19,18 +20,8 @@ function freshHome(): string {
 
 let home = ''
 
-interface Run { code: number; stdout: string; stderr: string }
-
-function kubectl(args: string[], opts: { stdin?: string; timeoutMs?: number } = {}): Promise<Run> {
-  return new Promise((resolve) => {
-    const child = execFile('kubectl', ['--kubeconfig', s.kubeconfig, ...args], {
-      env: { ...process.env, HOME: home, KUBECONFIG: '' }, timeout: opts.timeoutMs ?? 30_000, maxBuffer: 16 << 20,
-    }, (err, stdout, stderr) => {
-      const code = err ? (typeof (err as any).code === 'number' ? (err as any).code : -1) : 0
-      resolve({ code, stdout: String(stdout), stderr: String(stderr) })
-    })
-    if (opts.stdin !== undefined) { child.stdin!.end(opts.stdin) }
-  })
+function kubectl(args: string[], opts: KubectlOptions = {}): Promise<KubectlRun> {
+  return runKubectl(s.kubeconfig, home, args, opts)
 }
 
 function cmYaml(name: string, data: Record<string, string>): string {

@@ -1,6 +1,6 @@
 // Black-box: what an update may change in a Pod (upstream ValidatePodUpdate), through raw HTTP and kubectl 1.32.
 import t from 'tap'
-import { execFile } from 'node:child_process'
+import { runKubectl } from '../helpers/kubectl.js'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -87,10 +87,7 @@ t.test('scheduling gates may only be removed; while gated, node selectors may be
 })
 
 t.test('kubectl patch shows the upstream refusal', async (t) => {
-  const out = await new Promise<{ code: number; stderr: string }>((resolve) => {
-    execFile('kubectl', ['--kubeconfig', s.kubeconfig, 'patch', 'pod', 'p', '-p', '{"spec":{"restartPolicy":"Never"}}'], { env: { ...process.env, HOME: home, KUBECONFIG: '' }, timeout: 30_000 },
-      (err, _stdout, stderr) => resolve({ code: err ? 1 : 0, stderr: String(stderr) }))
-  })
+  const out = await runKubectl(s.kubeconfig, home, ['patch', 'pod', 'p', '-p', '{"spec":{"restartPolicy":"Never"}}'])
   t.equal(out.code, 1)
   t.match(out.stderr, 'The Pod "p" is invalid: spec: Forbidden: pod updates may not change fields other than `spec.containers[*].image`')
 })

@@ -1,7 +1,7 @@
 // Black-box: the Table answers (`kubectl get`) of the kinds whose columns follow upstream's printers beyond the
 // default NAME / CREATED AT: objects made over HTTP, their Table rows read back, and a few `kubectl get` outputs.
 import t from 'tap'
-import { execFile } from 'node:child_process'
+import { runKubectl } from '../helpers/kubectl.js'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -25,18 +25,7 @@ t.teardown(async () => {
   if (home) rmSync(home, { recursive: true, force: true })
 })
 
-interface Run { code: number; stdout: string; stderr: string }
-
-function kubectl(args: string[]): Promise<Run> {
-  return new Promise((resolve) => {
-    execFile('kubectl', ['--kubeconfig', s.kubeconfig, ...args], {
-      env: { ...process.env, HOME: home, KUBECONFIG: '' }, timeout: 30_000, maxBuffer: 16 << 20,
-    }, (err, stdout, stderr) => {
-      const code = err ? (typeof (err as any).code === 'number' ? (err as any).code : -1) : 0
-      resolve({ code, stdout: String(stdout), stderr: String(stderr) })
-    })
-  })
-}
+const kubectl = (args: string[]) => runKubectl(s.kubeconfig, home, args)
 
 async function create(collection: string, body: Record<string, any>): Promise<any> {
   const r = await s.request('POST', collection, body)
