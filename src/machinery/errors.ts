@@ -25,6 +25,8 @@ export interface FieldError {
   supported?: string[]
   /** For TooLong / TooMany: the limit. */
   max?: number
+  /** A problem upstream already meets while decoding the body (the request is then 400, not 422). */
+  decode?: boolean
 }
 
 export class ApiError extends Error {

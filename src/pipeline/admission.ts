@@ -13,7 +13,7 @@ import {
 import { validateObjectMeta } from '../machinery/validation.js'
 import { noOwnKeys, sameJsonText } from '../machinery/json-tree.js'
 import { RV_MARKER, type Attrs } from '../machinery/storage-format.js'
-import { DECODE_ERROR, dropNulls, type SchemaSet } from '../registry/schema.js'
+import { dropNulls, type SchemaSet } from '../registry/schema.js'
 import type { Obj, ResolvedDefinition } from '../registry/define.js'
 import type { RequestContext } from './context.js'
 
@@ -280,7 +280,7 @@ function assertValid(def: ResolvedDefinition, o: Obj, errs: FieldError[]): void 
 /** Type errors of the object; what upstream would already fail to decode (quantities, int32 ranges) is 400 at once. */
 function typeErrors(def: ResolvedDefinition, o: Obj): FieldError[] {
   const errs = schemas.validate(def.schemaRef, o)
-  const undecodable = errs.find((e) => (e.type as string) === DECODE_ERROR)
+  const undecodable = errs.find((e) => e.decode === true)
   if (undecodable !== undefined) throw badRequest(`${def.kind} in version "${def.version}" cannot be handled as a ${def.kind}: ${undecodable.detail}`)
   return errs
 }

@@ -20,11 +20,6 @@ export function loadDefinitions(): Record<string, SchemaNode> {
 
 /** The grammar a Quantity string must match to decode (upstream's message quotes it). */
 export const QUANTITY_PATTERN = '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'
-/**
- * Type problems that upstream meets while decoding the body (a 400, not a 422): a quantity that does not parse, an
- * integer out of the range of its Go type. Their FieldErrors carry this type word.
- */
-export const DECODE_ERROR = 'DecodeError'
 
 /** Swagger 2 leaves to JSON Schema for ajv: int-or-string, quantities, free-form JSON, integer ranges, no formats. */
 function adapt(name: string, node: SchemaNode): SchemaNode {
@@ -97,10 +92,11 @@ function toFieldError(obj: unknown, e: ErrorObject): FieldError {
     return { type: 'FieldValueTypeInvalid', field, value, detail: `${field} in body must be of type ${want}: ${JSON.stringify(jsonType(value))}` }
   }
   if (e.keyword === 'pattern' && (e.params as { pattern?: string }).pattern === QUANTITY_PATTERN) {
-    return { type: DECODE_ERROR, field, value, detail: `quantities must match the regular expression '${QUANTITY_PATTERN}'` } as unknown as FieldError
+    // Upstream fails to decode these (a quantity that does not parse, an int32 out of range): `decode` marks them.
+    return { type: 'FieldValueInvalid', field, value, decode: true, detail: `quantities must match the regular expression '${QUANTITY_PATTERN}'` }
   }
   if (e.keyword === 'minimum' || e.keyword === 'maximum') {
-    return { type: DECODE_ERROR, field, value, detail: `json: cannot unmarshal number ${String(value)} into Go struct field ${field} of type int32` } as unknown as FieldError
+    return { type: 'FieldValueInvalid', field, value, decode: true, detail: `json: cannot unmarshal number ${String(value)} into Go struct field ${field} of type int32` }
   }
   if (e.keyword === 'enum') {
     return { type: 'FieldValueNotSupported', field, value, supported: (e.params as { allowedValues: unknown[] }).allowedValues.map(String) }
