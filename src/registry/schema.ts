@@ -84,10 +84,70 @@ function valueAt(obj: unknown, instancePath: string): unknown {
   return cur
 }
 
-function toFieldError(obj: unknown, e: ErrorObject): FieldError {
+const DEF_REF = '#/definitions/'
+
+/** The Go type upstream decodes a schema node into, as its decoder names it (`string`, `int32`, `[]v1.Container`). */
+function goType(node: SchemaNode | undefined, defs: Record<string, SchemaNode>): string {
+  if (node === undefined) return 'interface {}'
+  if (typeof node.$ref === 'string') {
+    const parts = node.$ref.slice(DEF_REF.length).split('.')
+    return `${parts[parts.length - 2]}.${parts[parts.length - 1]}`
+  }
+  switch (node.type) {
+    case 'string': return 'string'
+    case 'boolean': return 'bool'
+    case 'number': return 'float64'
+    case 'integer': return node.format === 'int32' ? 'int32' : 'int64'
+    case 'array': return `[]${goType(node.items, defs)}`
+    case 'object': return node.additionalProperties !== undefined ? `map[string]${goType(node.additionalProperties, defs)}` : 'map[string]interface {}'
+  }
+  return 'interface {}'
+}
+
+/**
+ * Go's text for a JSON value of the wrong type (`json: cannot unmarshal number into Go struct field ConfigMap.data of
+ * type string`): the innermost struct's name, the path of field names from the root (no indices, no map keys), and
+ * the type of the target. Undefined when the path does not resolve in the schema.
+ */
+function unmarshalTypeText(defs: Record<string, SchemaNode>, root: string, instancePath: string, value: unknown, overflow = false): string | undefined {
+  let node: SchemaNode | undefined = defs[root]
+  let struct = root
+  const fields: string[] = []
+  const resolve = () => {
+    while (node !== undefined && typeof node.$ref === 'string') {
+      struct = node.$ref.slice(DEF_REF.length)
+      node = defs[struct]
+    }
+  }
+  resolve()
+  const segs = instancePath.split('/').slice(1)
+  for (let i = 0; i < segs.length; i++) {
+    const seg = segs[i].replace(/~1/g, '/').replace(/~0/g, '~')
+    if (node === undefined) return undefined
+    if (node.properties !== undefined && Object.prototype.hasOwnProperty.call(node.properties, seg)) {
+      fields.push(seg)
+      node = node.properties[seg]
+    } else if (node.type === 'array') node = node.items
+    else if (node.additionalProperties !== undefined) node = node.additionalProperties
+    else return undefined
+    // The target of the last segment is named as it is declared ($ref included); only the way there resolves.
+    if (i < segs.length - 1) resolve()
+  }
+  if (fields.length === 0) return undefined
+  const target = goType(node, defs)
+  // Go names a number it cannot hold in an integer with its text (a fraction, or too large).
+  const word = typeof value === 'number' ? (target.startsWith('int') && (!Number.isInteger(value) || overflow) ? `number ${value}` : 'number')
+    : typeof value === 'boolean' ? 'bool' : typeof value === 'string' ? 'string' : Array.isArray(value) ? 'array' : 'object'
+  return `json: cannot unmarshal ${word} into Go struct field ${struct.split('.').at(-1)}.${fields.join('.')} of type ${target}`
+}
+
+function toFieldError(obj: unknown, e: ErrorObject, defs: Record<string, SchemaNode>, root: string): FieldError {
   const field = fieldPath(obj, e.instancePath)
   const value = valueAt(obj, e.instancePath)
   if (e.keyword === 'type') {
+    // A built-in type fails to decode a value of the wrong JSON type: upstream answers 400 with Go's text.
+    const text = unmarshalTypeText(defs, root, e.instancePath, value)
+    if (text !== undefined) return { type: 'FieldValueTypeInvalid', field, value, decode: true, detail: text }
     const want = ([] as string[]).concat((e.params as { type: string | string[] }).type).map((t) => typeNames[t] ?? t).join(' or ')
     return { type: 'FieldValueTypeInvalid', field, value, detail: `${field} in body must be of type ${want}: ${JSON.stringify(jsonType(value))}` }
   }
@@ -96,7 +156,8 @@ function toFieldError(obj: unknown, e: ErrorObject): FieldError {
     return { type: 'FieldValueInvalid', field, value, decode: true, detail: `quantities must match the regular expression '${QUANTITY_PATTERN}'` }
   }
   if (e.keyword === 'minimum' || e.keyword === 'maximum') {
-    return { type: 'FieldValueInvalid', field, value, decode: true, detail: `json: cannot unmarshal number ${String(value)} into Go struct field ${field} of type int32` }
+    const text = unmarshalTypeText(defs, root, e.instancePath, value, true) ?? `json: cannot unmarshal number ${String(value)} into Go struct field ${field} of type int32`
+    return { type: 'FieldValueInvalid', field, value, decode: true, detail: text }
   }
   if (e.keyword === 'enum') {
     return { type: 'FieldValueNotSupported', field, value, supported: (e.params as { allowedValues: unknown[] }).allowedValues.map(String) }
@@ -107,8 +168,10 @@ function toFieldError(obj: unknown, e: ErrorObject): FieldError {
 export class SchemaSet {
   #ajv: Ajv
   #compiled = new Map<string, ValidateFunction>()
+  #defs: Record<string, SchemaNode>
 
   constructor(defs: Record<string, SchemaNode> = loadDefinitions()) {
+    this.#defs = defs
     this.#ajv = new Ajv({ allErrors: true, strict: false, validateFormats: false })
     const adapted: Record<string, SchemaNode> = {}
     for (const [k, v] of Object.entries(defs)) adapted[k] = adapt(k, v)
@@ -123,6 +186,6 @@ export class SchemaSet {
       this.#compiled.set(ref, fn)
     }
     if (fn(obj)) return []
-    return (fn.errors ?? []).filter((e) => e.keyword !== 'anyOf' && e.keyword !== 'oneOf').map((e) => toFieldError(obj, e))
+    return (fn.errors ?? []).filter((e) => e.keyword !== 'anyOf' && e.keyword !== 'oneOf').map((e) => toFieldError(obj, e, this.#defs, ref))
   }
 }
