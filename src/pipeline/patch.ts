@@ -114,7 +114,7 @@ async function serverSideApply(ctx: RequestContext, def: ResolvedDefinition, tar
     await authorizeVerb(ctx, 'create')
     let r: ReturnType<typeof applyPatch>
     try {
-      r = applyPatch(undefined, body, manager, { force, apiVersion: def.apiVersion, now: new Date().toISOString(), schema, ignoredFields: resetFields(def, target) })
+      r = applyPatch(undefined, body, manager, { force, apiVersion: def.apiVersion, kind: def.kind, now: new Date().toISOString(), schema, ignoredFields: resetFields(def, target) })
     } catch (err) { throw asApiError(err) }
     const o = r.object
     o.metadata = { ...(o.metadata ?? {}), name }
@@ -136,7 +136,7 @@ async function serverSideApply(ctx: RequestContext, def: ResolvedDefinition, tar
   return guaranteedUpdate(ctx, def, target, name, 0, (old) => {
     let r: ReturnType<typeof applyPatch>
     try {
-      r = applyPatch(old, structuredClone(body), manager, { force, apiVersion: def.apiVersion, now: new Date().toISOString(), schema, subresource: target === 'main' ? undefined : target, ignoredFields: resetFields(def, target) })
+      r = applyPatch(old, structuredClone(body), manager, { force, apiVersion: def.apiVersion, kind: def.kind, now: new Date().toISOString(), schema, subresource: target === 'main' ? undefined : target, ignoredFields: resetFields(def, target) })
     } catch (err) { throw asApiError(err) }
     if (r.conflicts.length > 0) throw conflictError(r.conflicts, manager)
     return { object: r.object, tracked: true }

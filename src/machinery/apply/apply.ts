@@ -295,6 +295,8 @@ export interface ApplyOptions {
   force: boolean
   /** The group/version of the request (`v1`, `apps/v1`); the applied body must carry the same apiVersion. */
   apiVersion: string
+  /** The kind of the request's type; when set, the applied body must carry it (else 400 `invalid object type`). */
+  kind?: string
   /** The time of the request (any Date-parsable form; written as RFC 3339 whole seconds). */
   now: string
   /** The type tree of the kind (typeTree(defs, schemaRef), or typeFromSchema for custom resources). */
@@ -339,6 +341,11 @@ export function applyPatch(live: object | undefined, applied: object, manager: s
   if (mf !== undefined && mf !== null) throw new ApplyError(400, 'metadata.managedFields must be nil')
   if (body.apiVersion !== opts.apiVersion) {
     throw new ApplyError(400, `Incorrect version specified in apply patch. Specified patch version: ${typeof body.apiVersion === 'string' ? body.apiVersion : ''}, expected: ${opts.apiVersion}`)
+  }
+  if (opts.kind !== undefined && body.kind !== opts.kind) {
+    // Upstream's version check compares the whole group/version/kind, printed as Go prints a GroupVersionKind.
+    const gv = opts.apiVersion.includes('/') ? opts.apiVersion : `/${opts.apiVersion}`
+    throw new ApplyError(400, `invalid object type: ${gv}, Kind=${typeof body.kind === 'string' ? body.kind : ''}`)
   }
   const node = opts.schema
   const now = formatTime(opts.now)
