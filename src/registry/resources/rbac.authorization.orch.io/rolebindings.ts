@@ -5,6 +5,7 @@ import type { Obj, TableColumn } from '../../define.js'
 import { fieldInvalid, fieldNotSupported, fieldRequired } from '../../../machinery/errors.js'
 import type { FieldError } from '../../../machinery/errors.js'
 import { ageColumn, nameColumn } from '../_printers.js'
+import { dns1123Subdomain } from '../../../machinery/validation.js'
 
 export const RBAC_GROUP = 'rbac.authorization.orch.io'
 
@@ -28,7 +29,8 @@ export function defaultBinding(o: Obj): void {
     for (const s of o.subjects) {
       if (isObj(s) && s.apiGroup === UPSTREAM_RBAC_GROUP) s.apiGroup = RBAC_GROUP
       if (!isObj(s) || (s.apiGroup !== undefined && s.apiGroup !== '')) continue
-      if (s.kind === 'ServiceAccount') s.apiGroup = ''
+      // A ServiceAccount subject has no group: the empty value is left out, as upstream's omitempty does.
+      if (s.kind === 'ServiceAccount') delete s.apiGroup
       else if (s.kind === 'User' || s.kind === 'Group') s.apiGroup = RBAC_GROUP
     }
   }
@@ -46,20 +48,48 @@ export function validateBinding(o: Obj, roleKinds: string[], namespaced: boolean
   subjects.forEach((x, i) => {
     const s: Obj = isObj(x) ? x : {}
     const p = `subjects[${i}]`
-    if (typeof s.name !== 'string' || s.name === '') errs.push(fieldRequired(`${p}.name`))
+    const named = typeof s.name === 'string' && s.name !== ''
+    if (!named) errs.push(fieldRequired(`${p}.name`))
     switch (s.kind) {
       case 'ServiceAccount':
+        if (named) for (const msg of dns1123Subdomain(s.name)) errs.push(fieldInvalid(`${p}.name`, s.name, msg))
         if (s.apiGroup !== undefined && s.apiGroup !== '') errs.push(fieldNotSupported(`${p}.apiGroup`, s.apiGroup, ['']))
         if (!namespaced && (typeof s.namespace !== 'string' || s.namespace === '')) errs.push(fieldRequired(`${p}.namespace`))
         break
       case 'User':
       case 'Group':
+        if (!named) errs.push(fieldInvalid(`${p}.name`, s.name ?? '', `${s.kind === 'User' ? 'user' : 'group'} name cannot be empty`))
         if (s.apiGroup !== RBAC_GROUP) errs.push(fieldNotSupported(`${p}.apiGroup`, s.apiGroup ?? '', [RBAC_GROUP]))
         break
       default:
         errs.push(fieldNotSupported(`${p}.kind`, s.kind ?? '', ['ServiceAccount', 'User', 'Group']))
     }
   })
+  return errs
+}
+
+/** The rules of a Role or ClusterRole (upstream ValidatePolicyRule); namespaced rules cannot name non-resource URLs. */
+export function validateRules(o: Obj, namespaced: boolean): FieldError[] {
+  const errs: FieldError[] = []
+  const n = (v: unknown) => (Array.isArray(v) ? v.length : 0)
+  const rules: unknown[] = Array.isArray(o.rules) ? o.rules : []
+  rules.forEach((x, i) => {
+    const r: Obj = isObj(x) ? x : {}
+    const p = `rules[${i}]`
+    if (n(r.verbs) === 0) errs.push(fieldRequired(`${p}.verbs`, 'verbs must contain at least one value'))
+    if (n(r.nonResourceURLs) > 0) {
+      if (namespaced) errs.push(fieldInvalid(`${p}.nonResourceURLs`, r.nonResourceURLs, 'namespaced rules cannot apply to non-resource URLs'))
+      if (n(r.apiGroups) > 0 || n(r.resources) > 0 || n(r.resourceNames) > 0) {
+        errs.push(fieldInvalid(`${p}.nonResourceURLs`, r.nonResourceURLs, 'rules cannot apply to both regular resources and non-resource URLs'))
+      }
+      return
+    }
+    if (n(r.apiGroups) === 0) errs.push(fieldRequired(`${p}.apiGroups`, 'resource rules must supply at least one api group'))
+    if (n(r.resources) === 0) errs.push(fieldRequired(`${p}.resources`, 'resource rules must supply at least one resource'))
+  })
+  if (!namespaced && isObj(o.aggregationRule) && n(o.aggregationRule.clusterRoleSelectors) === 0) {
+    errs.push(fieldRequired('aggregationRule.clusterRoleSelectors', 'at least one clusterRoleSelector required if aggregationRule is non-nil'))
+  }
   return errs
 }
 
