@@ -1,6 +1,6 @@
 // The virtual resources: access reviews, SelfSubjectReview, TokenReview, and the TokenRequest sub-resource of service accounts. Nothing is stored.
 import {
-  ApiError, badRequest, conflict, invalid, methodNotAllowed, notFound, fieldInvalid, fieldRequired, type FieldError,
+  ApiError, badRequest, conflict, invalid, methodNotAllowed, notFound, resourceNotFound, fieldInvalid, fieldRequired, type FieldError,
 } from '../machinery/errors.js'
 import { decodeObject as decodeProtobuf } from '../machinery/codecs/protobuf.js'
 import { objectKey, recordObject } from '../machinery/storage-format.js'
@@ -106,6 +106,9 @@ function metadataErrors(m: Obj, allowNamespace: boolean): FieldError[] {
 // ---------------------------------------------------------------- reviews
 
 async function review(ctx: RequestContext, def: ResolvedDefinition): Promise<Response> {
+  // Each review lives at its own scope only: cluster-scoped ones have no namespaced path, LocalSubjectAccessReview no
+  // cluster-wide one (upstream registers no such routes: 404).
+  if ((def.scope === 'Cluster') !== (ctx.info.namespace === '')) throw resourceNotFound()
   if (ctx.info.verb !== 'create') throw methodNotAllowed(ctx.info.verb || ctx.method, { group: def.group, resource: def.resource })
   if (ctx.info.name !== '') throw methodNotAllowed()
   switch (def.resource) {
@@ -169,13 +172,8 @@ function specErrors(spec: Obj, kind: string): FieldError[] {
   const errs: FieldError[] = []
   const hasRA = isObj(spec.resourceAttributes)
   const hasNA = isObj(spec.nonResourceAttributes)
-  if (kind === 'LocalSubjectAccessReview') {
-    if (hasNA) errs.push(fieldInvalid('spec.nonResourceAttributes', spec.nonResourceAttributes, 'disallowed on this kind of request'))
-    if (!hasRA) errs.push(fieldInvalid('spec.resourceAttributes', null, 'must be specified'))
-  } else {
-    if (hasRA && hasNA) errs.push(fieldInvalid('spec.nonResourceAttributes', spec.nonResourceAttributes, 'cannot be specified in combination with resourceAttributes'))
-    if (!hasRA && !hasNA) errs.push(fieldInvalid('spec.resourceAttributes', null, 'exactly one of nonResourceAttributes or resourceAttributes must be specified'))
-  }
+  if (hasRA && hasNA) errs.push(fieldInvalid('spec.nonResourceAttributes', spec.nonResourceAttributes, 'cannot be specified in combination with resourceAttributes'))
+  if (!hasRA && !hasNA) errs.push(fieldInvalid('spec.resourceAttributes', null, 'exactly one of nonResourceAttributes or resourceAttributes must be specified'))
   if (kind !== 'SelfSubjectAccessReview') {
     const groups = Array.isArray(spec.groups) ? spec.groups : []
     if (str(spec.user) === '' && groups.length === 0) errs.push(fieldInvalid('spec.user', str(spec.user), 'at least one of user or group must be specified'))
@@ -189,16 +187,22 @@ async function accessReview(ctx: RequestContext, def: ResolvedDefinition): Promi
   const spec: Obj = isObj(o.spec) ? o.spec : {}
   o.spec = spec
   const local = kind === 'LocalSubjectAccessReview'
-  const errs = [...metadataErrors(o.metadata, local), ...specErrors(spec, kind)]
-  if (errs.length > 0) throw invalid(`${kind}.${AUTHZ}`, AUTHZ, kind, str(o.metadata.name), errs)
   if (local) {
+    // The object takes the namespace of the request (a different one is refused first); its spec must name it too.
     const ns = ctx.info.namespace
     if (o.metadata.namespace !== undefined && o.metadata.namespace !== '' && o.metadata.namespace !== ns) {
       throw badRequest('the namespace of the provided object does not match the namespace sent on the request')
     }
-    if (str(spec.resourceAttributes.namespace) !== ns) throw badRequest(`spec.resourceAttributes.namespace must match namespace: ${ns}`)
     o.metadata.namespace = ns
   }
+  const errs = [...metadataErrors(o.metadata, local), ...specErrors(spec, kind)]
+  if (local) {
+    if (isObj(spec.resourceAttributes) && str(spec.resourceAttributes.namespace) !== o.metadata.namespace) {
+      errs.push(fieldInvalid('spec.resourceAttributes.namespace', str(spec.resourceAttributes.namespace), 'must match metadata.namespace'))
+    }
+    if (isObj(spec.nonResourceAttributes)) errs.push(fieldInvalid('spec.nonResourceAttributes', spec.nonResourceAttributes, 'disallowed on this kind of request'))
+  }
+  if (errs.length > 0) throw invalid(`${kind}.${AUTHZ}`, AUTHZ, kind, str(o.metadata.name), errs)
   let user: UserInfo
   if (kind === 'SelfSubjectAccessReview') {
     user = ctx.user!

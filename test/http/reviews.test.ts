@@ -92,11 +92,18 @@ t.test('LocalSubjectAccessReview: namespaced, the attributes must name the same 
   t.equal(r.json.status.allowed, true)
   t.equal(r.json.metadata.namespace, 'ns-a')
   const other = await lsar(s.adminToken, 'ns-a', { user: 'alice', resourceAttributes: { namespace: 'default', verb: 'list', resource: 'configmaps' } })
-  t.equal(other.status, 400)
-  t.equal(other.json.message, 'spec.resourceAttributes.namespace must match namespace: ns-a')
+  t.equal(other.status, 422, 'validation compares the spec with metadata.namespace (taken from the path)')
+  t.equal(other.json.message, 'LocalSubjectAccessReview.authorization.orch.io "" is invalid: spec.resourceAttributes.namespace: Invalid value: "default": must match metadata.namespace')
   const nonRes = await lsar(s.adminToken, 'ns-a', { user: 'alice', nonResourceAttributes: { path: '/x', verb: 'get' } })
   t.equal(nonRes.status, 422)
-  t.match(nonRes.json.message, /spec\.nonResourceAttributes: Invalid value: .*: disallowed on this kind of request/)
+  t.match(nonRes.json.message, /^LocalSubjectAccessReview\.authorization\.orch\.io "" is invalid: spec\.nonResourceAttributes: Invalid value: .*: disallowed on this kind of request$/, 'that one error only')
+  // Each review at its own scope only: no cluster-wide LocalSubjectAccessReview, no namespaced cluster-scoped reviews.
+  const wide = await s.request('POST', `${AZ}/localsubjectaccessreviews`, review('LocalSubjectAccessReview', { user: 'alice', resourceAttributes: { verb: 'get', resource: 'pods' } }))
+  t.equal(wide.status, 404, 'LocalSubjectAccessReview at cluster scope')
+  for (const [g, res, kind] of [[AZ, 'subjectaccessreviews', 'SubjectAccessReview'], [AZ, 'selfsubjectrulesreviews', 'SelfSubjectRulesReview'], ['/apis/authentication.orch.io/v1', 'tokenreviews', 'TokenReview'], ['/apis/authentication.orch.io/v1', 'selfsubjectreviews', 'SelfSubjectReview']]) {
+    const r = await s.request('POST', `${g}/namespaces/ns-a/${res}`, { kind, spec: { user: 'alice', token: 'x', namespace: 'ns-a', resourceAttributes: { verb: 'get', resource: 'pods' } } })
+    t.equal(r.status, 404, `${res} under a namespace`)
+  }
   // admin (via the alice-edit binding? no: edit) - alice holds edit, which lacks localsubjectaccessreviews; admin has it.
   const byAlice = await lsar('alice-token', 'ns-a', { user: 'bob', resourceAttributes: { namespace: 'ns-a', verb: 'get', resource: 'pods' } })
   t.equal(byAlice.status, 403, 'edit may not create local access reviews (admin may)')
