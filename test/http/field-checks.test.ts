@@ -66,3 +66,21 @@ t.test('updates are checked too, and a refused one changes nothing', async (t) =
   t.equal(r.status, 200, r.text)
   t.equal((await s.request('GET', `${DEPLOYS}/d2`)).json.spec.replicas, 2)
 })
+
+t.test('volumes: exactly one source each, unique names', async (t) => {
+  let r = await s.request('POST', `${NS}/pods`, pod('v1', {}, { volumes: [{ name: 'a' }, { name: 'b', emptyDir: {}, hostPath: { path: '/x' }, secret: { secretName: 's' } }, { name: 'b', emptyDir: {} }] }))
+  t.equal(r.status, 422, r.text)
+  const got = causes(r)
+  for (const want of [
+    'spec.volumes[0]: Required value: must specify a volume type',
+    'spec.volumes[1].emptyDir: Forbidden: may not specify more than 1 volume type',
+    'spec.volumes[1].secret: Forbidden: may not specify more than 1 volume type',
+    'spec.volumes[2].name: Duplicate value: "b"',
+  ]) t.ok(got.includes(want), want)
+  // the strategic merge patch that switches a volume's type without $retainKeys leaves two sources: refused
+  r = await s.request('POST', DEPLOYS, deploy('vol', { template: { metadata: { labels: { app: 'vol' } }, spec: { containers: [{ name: 'c', image: 'i' }], volumes: [{ name: 'v', configMap: { name: 'cm' } }] } } }))
+  t.equal(r.status, 201, r.text)
+  r = await s.request('PATCH', `${DEPLOYS}/vol`, { spec: { template: { spec: { volumes: [{ name: 'v', secret: { secretName: 's' } }] } } } }, { 'content-type': 'application/strategic-merge-patch+json' })
+  t.equal(r.status, 422, r.text)
+  t.equal(r.json?.message, 'Deployment.apps "vol" is invalid: spec.template.spec.volumes[0].configMap: Forbidden: may not specify more than 1 volume type')
+})

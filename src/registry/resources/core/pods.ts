@@ -1,7 +1,7 @@
 // Pod (v1). Also exports the pod-spec defaulting and validation that workload types apply to their templates.
 import { defineResource, ALL_VERBS, statusSplit } from '../../define.js'
 import type { Obj } from '../../define.js'
-import { fieldDuplicate, fieldInvalid, fieldNotSupported, fieldRequired } from '../../../machinery/errors.js'
+import { fieldDuplicate, fieldForbidden, fieldInvalid, fieldNotSupported, fieldRequired } from '../../../machinery/errors.js'
 import type { FieldError } from '../../../machinery/errors.js'
 import { ageColumn, nameColumn, parseTime, since } from '../_printers.js'
 import { validatePodUpdate } from './pod-update.js'
@@ -164,8 +164,33 @@ export function validatePodSpec(spec: unknown, path: string): FieldError[] {
   }
   check('initContainers', s.initContainers)
   check('containers', s.containers)
+  errs.push(...volumeErrors(s.volumes, `${path}.volumes`))
   oneOf(errs, `${path}.restartPolicy`, s.restartPolicy, ['Always', 'OnFailure', 'Never'])
   oneOf(errs, `${path}.dnsPolicy`, s.dnsPolicy, ['ClusterFirstWithHostNet', 'ClusterFirst', 'Default', 'None'])
+  return errs
+}
+
+/** The volume sources in the order upstream's validation looks at them (a second one is reported where it is met). */
+const VOLUME_SOURCES = [
+  'hostPath', 'emptyDir', 'gitRepo', 'gcePersistentDisk', 'awsElasticBlockStore', 'secret', 'nfs', 'iscsi', 'glusterfs',
+  'flocker', 'persistentVolumeClaim', 'rbd', 'flexVolume', 'cinder', 'cephfs', 'quobyte', 'downwardAPI', 'fc', 'azureFile',
+  'vsphereVolume', 'photonPersistentDisk', 'portworxVolume', 'azureDisk', 'storageos', 'configMap', 'projected', 'scaleIO',
+  'csi', 'ephemeral', 'image',
+]
+
+/** Volumes: a unique DNS label name each, and exactly one source (upstream ValidateVolumes / validateVolumeSource). */
+function volumeErrors(volumes: unknown, path: string): FieldError[] {
+  const errs: FieldError[] = []
+  const seen = new Set<string>()
+  list(volumes).forEach((v, i) => {
+    const p = `${path}[${i}]`
+    if (typeof v.name !== 'string' || v.name === '') errs.push(fieldRequired(`${p}.name`))
+    else if (seen.has(v.name)) errs.push(fieldDuplicate(`${p}.name`, v.name))
+    else seen.add(v.name)
+    const sources = VOLUME_SOURCES.filter((k) => v[k] !== undefined && v[k] !== null)
+    if (sources.length === 0) errs.push(fieldRequired(p, 'must specify a volume type'))
+    for (const extra of sources.slice(1)) errs.push(fieldForbidden(`${p}.${extra}`, 'may not specify more than 1 volume type'))
+  })
   return errs
 }
 
