@@ -317,6 +317,9 @@ function definitionsFor(defs: Defs, names: string[], served: Map<string, GVK[]>,
       }
     }
     out[name] = convertSchema(node, v3)
+    // v3 says what these two really decode from (v2 has no oneOf): kubectl explain then names them by type.
+    if (v3 && name.endsWith('.util.intstr.IntOrString')) out[name] = { format: 'int-or-string', oneOf: [{ type: 'integer' }, { type: 'string' }] }
+    if (v3 && name.endsWith('.api.resource.Quantity')) out[name] = { oneOf: [{ type: 'string' }, { type: 'number' }] }
   }
   return out
 }

@@ -136,6 +136,11 @@ t.test('kubectl explain', async (t) => {
   t.equal(d.code, 0, `exit 0 (stderr: ${d.stderr})`)
   t.match(d.stdout, /^GROUP:\s+apps\nKIND:\s+Deployment\nVERSION:\s+v1\n/)
   t.match(d.stdout, /\nFIELD: replicas <integer>\n/)
+  // The v3 schemas of IntOrString and Quantity say what they decode from, so explain names them as upstream does.
+  const port = await kubectl(['explain', 'service.spec.ports.targetPort'])
+  t.match(port.stdout, /\nFIELD: targetPort <IntOrString>\n/, 'targetPort is an IntOrString')
+  const limits = await kubectl(['explain', 'pod.spec.containers.resources.limits'])
+  t.match(limits.stdout, /\nFIELD: limits <map\[string\]Quantity>\n/, 'limits is a map of Quantity')
   const bad = await kubectl(['explain', 'configmap.nosuchfield'])
   t.not(bad.code, 0, 'an unknown field fails')
   t.match(bad.stderr, /field "nosuchfield" does not exist/)
