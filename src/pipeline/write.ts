@@ -142,8 +142,17 @@ const RESET_STATUS = FieldSet.of(makePath('status'))
  */
 export function resetFields(def: ResolvedDefinition, target: UpdateTarget | 'scale'): FieldSet | undefined {
   if (!def.subresources?.includes('status')) return undefined
-  return target === 'status' ? RESET_SPEC : RESET_STATUS
+  if (target !== 'status') return RESET_STATUS
+  const extra = def.status?.resetPaths
+  if (extra === undefined) return RESET_SPEC
+  let set = statusResets.get(def)
+  if (set === undefined) {
+    set = FieldSet.of(makePath('spec'), ...extra.map((p) => makePath(...p)))
+    statusResets.set(def, set)
+  }
+  return set
 }
+const statusResets = new WeakMap<ResolvedDefinition, FieldSet>()
 
 /** managedFields of a non-apply write (create, update, patch, scale): changed fields move to the writer. */
 export function trackFields(ctx: RequestContext, def: ResolvedDefinition, old: Obj | undefined, o: Obj, target: UpdateTarget | 'scale', now: number): Obj {

@@ -41,6 +41,8 @@ export interface SubresourceStrategy {
   /** For status: take everything but status from the old object. */
   prepareForUpdate?: (o: Obj, old: Obj) => void
   validateUpdate?: (o: Obj, old: Obj) => FieldError[]
+  /** Paths the status endpoint resets besides spec (upstream's per-type reset fields): an applier never owns them. */
+  resetPaths?: string[][]
 }
 
 export interface ResourceDefinition {

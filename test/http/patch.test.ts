@@ -725,3 +725,14 @@ t.test('server-side apply with another kind in the body is 400 and changes nothi
   const list = await s.request('GET', `${NS}/configmaps`)
   t.ok(list.json.items.every((i: any) => i.kind === undefined || i.kind === 'ConfigMap'), 'the list holds ConfigMaps only')
 })
+
+t.test('apply through deployments/status owns neither spec nor metadata.labels (its reset fields): no false conflict later', async (t) => {
+  let r = await s.request('POST', `${APPS}/deployments`, deployment('sl', [{ name: 'c', image: 'i' }]))
+  t.equal(r.status, 201, r.text)
+  r = await apply(`${dep('sl')}/status`, { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'sl', labels: { st: 'x' } }, status: { replicas: 1 } }, 'fieldManager=ctrl&force=true')
+  t.equal(r.status, 200, r.text)
+  t.same(mf(r.json)['ctrl/Apply/status']?.fieldsV1, { 'f:status': { 'f:replicas': {} } }, 'only the status field is owned')
+  r = await apply(dep('sl'), { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'sl', labels: { st: 'y' } } }, 'fieldManager=user')
+  t.equal(r.status, 200, `no conflict with the status applier: ${r.text}`)
+  t.equal(r.json?.metadata?.labels?.st, 'y')
+})

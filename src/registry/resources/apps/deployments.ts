@@ -63,7 +63,8 @@ export default defineResource({
     validate: (o) => [...validateWorkloadSpec(o, 'deployment'), ...validateStrategy(o)],
     validateUpdate: (o, old) => [...validateWorkloadSpec(o, 'deployment'), ...validateStrategy(o), ...validateSelectorImmutable(o, old)],
   }),
-  status: statusSplit.status,
+  // deployments/status also resets the labels (upstream's reset fields: spec, metadata.labels).
+  status: { ...statusSplit.status, resetPaths: [['metadata', 'labels']] },
   table: [
     nameColumn(),
     { name: 'Ready', type: 'string', description: 'Number of the pod with ready state', cell: (o) => `${int(o.status?.readyReplicas)}/${int(o.spec?.replicas)}` },
