@@ -480,6 +480,8 @@ export interface OpenAPIV3Doc { json: string; hash: string }
 export interface OpenAPIV3Set {
   /** The `/openapi/v3` body (JSON). */
   index: string
+  /** Its ETag value (quoted), for conditional requests. */
+  indexEtag: string
   /** Keyed `api/v1` or `apis/<group>/<version>` (the URL after `/openapi/v3/`). */
   docs: Map<string, OpenAPIV3Doc>
 }
@@ -502,7 +504,8 @@ export function buildOpenAPIV3(registry: RegistryView, defs: Defs = loadDefiniti
     docs.set(key, { json, hash })
     paths[key] = { serverRelativeURL: `/openapi/v3/${key}?hash=${hash}` }
   }
-  return { index: JSON.stringify({ paths }), docs }
+  const index = JSON.stringify({ paths })
+  return { index, indexEtag: `"${v3Hash(index)}"`, docs }
 }
 
 /** The `/openapi/v3` index as an object (builds the documents to hash them; prefer buildOpenAPIV3 to do it once). */

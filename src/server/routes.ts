@@ -21,6 +21,15 @@ function json(body: string, status = 200, headers: Array<[string, string]> = [])
   return { status, body, contentType: 'application/json', headers }
 }
 
+/** 304 Not Modified when the client already holds this version (If-None-Match names the ETag, or is `*`). */
+function conditional(ctx: RequestContext, etag: string, headers: Array<[string, string]>): Response | undefined {
+  const inm = ctx.headers['if-none-match']
+  if (inm === undefined) return undefined
+  const tags = inm.split(',').map((x) => x.trim().replace(/^W\//, ''))
+  if (!tags.includes(etag) && !tags.includes('*')) return undefined
+  return { status: 304, body: '', contentType: 'application/json', headers: headers.some(([k]) => k === 'Etag') ? headers : [...headers, ['Etag', etag]] }
+}
+
 const cborDocs = new Map<string, Buffer>()
 
 /** A discovery document in JSON, or in CBOR when the client prefers it (gate CBORServingAndStorage); each encoded once. */
@@ -93,7 +102,10 @@ export function buildRouter({ registry, store, data, log }: RouterDeps): NonReso
         }
         return json(v2())
       }
-      case '/openapi/v3': return () => json(openapi3().index)
+      case '/openapi/v3': return (c) => {
+        const set = openapi3()
+        return conditional(c, set.indexEtag, []) ?? json(set.index, 200, [['Etag', set.indexEtag]])
+      }
     }
     const apf = /^\/debug\/api_priority_and_fairness\/dump_(priority_levels|queues|requests)$/.exec(p)
     if (apf) {
@@ -127,12 +139,12 @@ export function buildRouter({ registry, store, data, log }: RouterDeps): NonReso
         if (want !== null && want !== doc.hash) {
           return { status: 301, body: '', contentType: 'text/plain', headers: [['Location', `/openapi/v3/${key}?hash=${doc.hash}`]] }
         }
-        const headers: Array<[string, string]> = [['Etag', `"${doc.hash}"`]]
+        const headers: Array<[string, string]> = [['Etag', `"${doc.hash}"`], ['Vary', 'Accept']]
         if (want !== null) {
           headers.push(['Cache-Control', 'public, immutable'])
           headers.push(['Expires', new Date(Date.now() + 365 * 86400_000).toUTCString()])
         }
-        return json(doc.json, 200, headers)
+        return conditional(c, `"${doc.hash}"`, headers) ?? json(doc.json, 200, headers)
       }
     }
     const parts = p.split('/').filter(Boolean)

@@ -239,3 +239,18 @@ t.test('/openapi/v3 document refuses an Accept it cannot serve', async (t) => {
   const r = await s.request('GET', '/openapi/v3/api/v1', undefined, { accept: 'application/xml' })
   t.equal(r.status, 406)
 })
+
+t.test('/openapi/v3 and its documents answer If-None-Match with 304 (ETag on both)', async (t) => {
+  const doc = await s.request('GET', '/openapi/v3/apis/apps/v1')
+  const etag = String(doc.headers['etag'] ?? '')
+  t.match(etag, /^"[0-9A-F]{128}"$/, 'the document has an ETag')
+  t.equal(doc.headers['vary'], 'Accept')
+  const again = await s.request('GET', '/openapi/v3/apis/apps/v1', undefined, { 'if-none-match': etag })
+  t.equal(again.status, 304, 'not modified')
+  t.equal(again.text, '', 'no body')
+  const index = await s.request('GET', '/openapi/v3')
+  const ie = String(index.headers['etag'] ?? '')
+  t.match(ie, /^"[0-9A-F]{128}"$/, 'the index has an ETag')
+  t.equal((await s.request('GET', '/openapi/v3', undefined, { 'if-none-match': ie })).status, 304)
+  t.equal((await s.request('GET', '/openapi/v3', undefined, { 'if-none-match': '"other"' })).status, 200, 'another version: the document')
+})
