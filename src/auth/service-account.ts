@@ -416,6 +416,7 @@ function validateBound(claims: Obj, o: VerifyTokenOptions, now: number): Validat
   const secretRef: ObjectRef | undefined = priv.secret ? { name: priv.secret.name ?? '', uid: priv.secret.uid ?? '' } : undefined
   const nodeRef: ObjectRef | undefined = priv.node ? { name: priv.node.name ?? '', uid: priv.node.uid ?? '' } : undefined
   const invalidIfDeletedBefore = now - LEEWAY_SECONDS
+  // A bound object that is gone invalidates the token; the answer does not say which lookup failed (as upstream).
   const lk = o.lookups
   if (lk) {
     const sa = lk.getServiceAccount(namespace, saRef.name)
@@ -425,21 +426,21 @@ function validateBound(claims: Obj, o: VerifyTokenOptions, now: number): Validat
     if (uid !== saRef.uid) return { error: `service account UID (${uid}) does not match claim (${saRef.uid})` }
     if (secretRef) {
       const s = lk.getSecret(namespace, secretRef.name)
-      if (!s) return { error: `secrets ${JSON.stringify(secretRef.name)} not found` }
+      if (!s) return { error: 'service account token has been invalidated' }
       if (deletedBefore(s, invalidIfDeletedBefore)) return { error: 'service account token has been invalidated' }
       const suid = s.metadata?.uid ?? ''
       if (suid !== secretRef.uid) return { error: `secret UID (${suid}) does not match service account secret ref claim (${secretRef.uid})` }
     }
     if (podRef) {
       const p = lk.getPod(namespace, podRef.name)
-      if (!p) return { error: `pods ${JSON.stringify(podRef.name)} not found` }
+      if (!p) return { error: 'service account token has been invalidated' }
       if (deletedBefore(p, invalidIfDeletedBefore)) return { error: 'service account token has been invalidated' }
       const puid = p.metadata?.uid ?? ''
       if (puid !== podRef.uid) return { error: `pod UID (${puid}) does not match service account pod ref claim (${podRef.uid})` }
     }
     if (nodeRef && !podRef) {
       const n = lk.getNode(nodeRef.name)
-      if (!n) return { error: `nodes ${JSON.stringify(nodeRef.name)} not found` }
+      if (!n) return { error: 'service account token has been invalidated' }
       if (deletedBefore(n, invalidIfDeletedBefore)) return { error: 'service account token has been invalidated' }
       const nuid = n.metadata?.uid ?? ''
       if (nuid !== nodeRef.uid) return { error: `node UID (${nuid}) does not match service account node ref claim (${nodeRef.uid})` }
