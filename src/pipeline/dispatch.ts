@@ -6,7 +6,7 @@ import type { Registry } from '../registry/index.js'
 import type { Store } from './store.js'
 import type { RequestContext, Response } from './context.js'
 import { contentTypeOf, encodeJsonBytes, encodeValue, negotiate, type Alias } from './encode.js'
-import { buildTable, tableVersionOf } from './table.js'
+import { buildTable, metadataFormOf, partialObjectMetadata, tableVersionOf } from './table.js'
 
 /** Live bindings: set once per thread by configureDispatch. */
 export let store: Store
@@ -29,6 +29,11 @@ export function objectResponse(ctx: RequestContext, status: number, json: Buffer
     const o = JSON.parse(json.toString()) as Obj
     const table = buildTable(ctx.def, [o], { resourceVersion: o.metadata?.resourceVersion ?? '' }, ctx.query, tv)
     return { status, body: encodeValue(table, 'json', ctx.pretty), contentType: 'application/json', headers: ctx.responseHeaders }
+  }
+  const pm = ctx.info.verb === 'get' ? metadataFormOf(ctx.headers['accept'], false) : null
+  if (pm) {
+    const o = JSON.parse(json.toString()) as Obj
+    return { status, body: encodeValue(partialObjectMetadata(o, pm), 'json', ctx.pretty), contentType: 'application/json', headers: ctx.responseHeaders }
   }
   const mt = negotiate(ctx.headers['accept'])
   return { status, body: encodeJsonBytes(json, mt, ctx.pretty, aliasOf(ctx)), contentType: contentTypeOf(mt), headers: ctx.responseHeaders }

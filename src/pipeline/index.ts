@@ -11,7 +11,7 @@ import { getScale, patchScale, updateScale } from './scale.js'
 import { patch } from './patch.js'
 import { negotiate } from './encode.js'
 import { virtualRoute } from './reviews.js'
-import { tableVersionOf } from './table.js'
+import { metadataFormOf, tableVersionOf } from './table.js'
 import type { RequestContext, Response } from './context.js'
 
 type Stage = (ctx: RequestContext) => void | Promise<void>
@@ -128,7 +128,8 @@ function route(ctx: RequestContext): Response | Promise<Response> {
   if (virtual) return virtual
   if (ctx.method === 'HEAD') throw methodNotAllowed()
   // The response form is settled before anything is written: a 406 must change nothing.
-  if (!tableVersionOf(ctx.headers['accept'])) negotiate(ctx.headers['accept'])
+  const accept = ctx.headers['accept']
+  if (!tableVersionOf(accept) && !metadataFormOf(accept, i.verb === 'list')) negotiate(accept)
   if ((i.verb === 'update' || i.verb === 'patch') && i.name === '') throw methodNotAllowed()
   if (i.subresource !== '') return routeSubresource(ctx, def)
   if (i.verb !== 'watch' && !def.verbs.includes(i.verb as never)) {

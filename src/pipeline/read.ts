@@ -5,14 +5,14 @@ import { parseFieldSelector, parseLabelSelector, matchFields, matchLabels, Selec
 import type { Obj, ResolvedDefinition } from '../registry/define.js'
 import type { RequestContext, Response } from './context.js'
 import type { HttpResponse } from 'uWebSockets.js'
-import { aliased, contentTypeOf, encodeListInSlices, inSlices, isProtobuf, negotiate, gzipWanted, JsonListBody, SLICE_MS, type MediaType } from './encode.js'
+import { aliased, contentTypeOf, encodeListInSlices, encodeValue, inSlices, isProtobuf, negotiate, gzipWanted, JsonListBody, SLICE_MS, type MediaType } from './encode.js'
 import { JsonListEncoder } from '../machinery/codecs/protobuf.js'
 import { CborListEncoder } from '../machinery/codecs/cbor.js'
 import { byteFieldsOf } from '../registry/byte-fields.js'
 import { gzipSync } from 'node:zlib'
 import type { RawEntry, ReadTxn } from './store.js'
 import { statusLine } from '../server/respond.js'
-import { TableListBuilder, tableVersionOf } from './table.js'
+import { TableListBuilder, metadataFormOf, partialObjectMetadata, tableVersionOf } from './table.js'
 import { store, gr, shardOfDef, keyFor, objectResponse, parseRv, queryInt, waitForVersion, aliasOf } from './dispatch.js'
 
 
@@ -253,8 +253,9 @@ export async function list(ctx: RequestContext, def: ResolvedDefinition): Promis
   let handed = false
   try {
     const tv = ctx.info.verb === 'list' ? tableVersionOf(ctx.headers['accept']) : null
-    const mt = tv ? 'json' : negotiate(ctx.headers['accept'])
-    if (!tv && mt === 'json' && !ctx.pretty) {
+    const pm = ctx.info.verb === 'list' && !tv ? metadataFormOf(ctx.headers['accept'], true) : null
+    const mt = tv || pm ? 'json' : negotiate(ctx.headers['accept'])
+    if (!tv && !pm && mt === 'json' && !ctx.pretty) {
       const r = await jsonListPage(page)
       handed = r.stream !== undefined
       return r
@@ -495,6 +496,17 @@ async function encodedList(p: Page, mt: MediaType, tv: string | null): Promise<R
 export async function listResponse(ctx: RequestContext, def: ResolvedDefinition, meta: Obj, items: Array<Buffer | string>): Promise<Response> {
   const tv = ctx.info.verb === 'list' ? tableVersionOf(ctx.headers['accept']) : null
   const aborted = () => ctx.aborted
+  const pm = ctx.info.verb === 'list' && !tv ? metadataFormOf(ctx.headers['accept'], true) : null
+  if (pm) {
+    // Metadata only: each item's metadata as PartialObjectMetadata, the list's own metadata as it is.
+    const out: Obj[] = new Array(items.length)
+    const ok = await inSlices(items.length, (from, to) => {
+      for (let k = from; k < to; k++) out[k] = partialObjectMetadata(JSON.parse(items[k].toString()) as Obj, pm)
+    }, aborted)
+    if (!ok) return gone(ctx)
+    const list = { kind: 'PartialObjectMetadataList', apiVersion: pm, metadata: meta, items: out }
+    return { status: 200, body: encodeValue(list, 'json', ctx.pretty), contentType: 'application/json', headers: ctx.responseHeaders }
+  }
   if (tv) {
     const tb = new TableListBuilder(def, meta, ctx.query, tv)
     if (!(await inSlices(items.length, (from, to) => tb.add(items, from, to), aborted))) return gone(ctx)

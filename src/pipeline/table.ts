@@ -31,6 +31,33 @@ export function tableVersionOf(accept: string | undefined): string | null {
   return null
 }
 
+/**
+ * The metadata-only form asked for (`PartialObjectMetadata` for a get or watch, `PartialObjectMetadataList` for a
+ * list; client-go's metadata client and controller-runtime send these): its apiVersion (`meta.k8s.io/v1`, ours, or
+ * v1beta1) when the first acceptable Accept entry is that form, null when the client prefers another. The other
+ * kind's name for this verb is passed over, as an entry of another form would be.
+ */
+export function metadataFormOf(accept: string | undefined, list: boolean): string | null {
+  if (!accept) return null
+  const want = list ? 'PartialObjectMetadataList' : 'PartialObjectMetadata'
+  for (const e of parseAccept(accept)) {
+    if (e.params.as === want) {
+      const g = e.params.g ?? ''
+      const v = e.params.v ?? ''
+      if (e.type === 'application' && e.sub === 'json' && TABLE_GROUPS.has(g) && TABLE_VERSIONS.has(v)) return `${g}/${v}`
+      continue
+    }
+    if (e.params.as !== undefined) continue
+    if ((e.type === 'application' && (e.sub === 'json' || e.sub === 'yaml' || e.sub === '*')) || e.type === '*') return null
+  }
+  return null
+}
+
+/** An object as PartialObjectMetadata: its whole metadata, nothing else. */
+export function partialObjectMetadata(o: Obj, apiVersion: string): Obj {
+  return { kind: 'PartialObjectMetadata', apiVersion, metadata: o.metadata ?? {} }
+}
+
 function columnsOf(def: ResolvedDefinition): TableColumn[] { return def.table && def.table.length > 0 ? def.table : DEFAULT_COLUMNS }
 
 function columnDefinitions(def: ResolvedDefinition): Obj[] {

@@ -16,7 +16,7 @@ import { negotiate, isProtobuf, contentTypeOf, aliased, cborEnabled, PROTOBUF, C
 import { encodeObjectJson, encodeWatchEvent } from '../machinery/codecs/protobuf.js'
 import { cborWatchEvent } from '../machinery/codecs/cbor.js'
 import { byteFieldsOf } from '../registry/byte-fields.js'
-import { buildTable, tableVersionOf } from '../pipeline/table.js'
+import { buildTable, metadataFormOf, partialObjectMetadata, tableVersionOf } from '../pipeline/table.js'
 import { configureWatch } from '../pipeline/index.js'
 import { statusLine } from './respond.js'
 
@@ -47,6 +47,8 @@ interface Watcher {
   bookmarks: boolean
   /** Table apiVersion when the client asked for Tables (kubectl get -w), else null */
   table: string | null
+  /** The apiVersion of PartialObjectMetadata when the watcher asked for metadata only, else null. */
+  metadataOnly: string | null
   /** [our group, the upstream spelling] when the watch came through an upstream alias path */
   alias: Alias | null
   /** the negotiated media type of the stream */
@@ -364,15 +366,23 @@ function tableEvent(w: Watcher, type: string, rec: Uint8Array, query: URLSearchP
   return Buffer.from(`{"type":"${type}","object":${JSON.stringify(t)}}\n`)
 }
 
+/** A metadata-only watch event: the object as PartialObjectMetadata (client-go's metadata informers ask for these). */
+function metadataEvent(type: string, rec: Uint8Array, apiVersion: string): Buffer {
+  const o = JSON.parse(recordObject(rec).toString('utf8'))
+  return Buffer.from(`{"type":"${type}","object":${JSON.stringify(partialObjectMetadata(o, apiVersion))}}\n`)
+}
+
 function emit(w: Watcher, type: string, rec: Uint8Array): void {
   if (w.table) { write(w, tableEvent(w, type, rec, w.query)); return }
+  if (w.metadataOnly) { write(w, metadataEvent(type, rec, w.metadataOnly)); return }
   // Through an upstream alias path the objects carry the alias apiVersion (encoded for this watcher alone).
   write(w, w.alias ? frame(w.mt, type, recordObject(rec), w.alias) : encodeEvent(w.mt, type, rec))
 }
 
 /** An object that stopped matching: DELETED with its previous content and the version of the change. */
 function emitStopMatching(w: Watcher, prev: Uint8Array, rv: number): void {
-  const json = recordObject(prev).toString('utf8').replace(/"resourceVersion":"\d+"/, `"resourceVersion":"${rv}"`)
+  let json = recordObject(prev).toString('utf8').replace(/"resourceVersion":"\d+"/, `"resourceVersion":"${rv}"`)
+  if (w.metadataOnly) json = JSON.stringify(partialObjectMetadata(JSON.parse(json), w.metadataOnly))
   write(w, frame(w.mt, 'DELETED', json, w.alias ?? undefined))
 }
 
@@ -397,7 +407,8 @@ function sendEvent(w: Watcher, ev: WatchEvent): void {
 function bookmarkFrame(w: Watcher, rv: number, initialEventsEnd = false): Buffer {
   const meta: Record<string, unknown> = { resourceVersion: String(rv) }
   if (initialEventsEnd) meta.annotations = { 'orch.io/initial-events-end': 'true', 'k8s.io/initial-events-end': 'true' }
-  return frame(w.mt, 'BOOKMARK', `{"kind":"${w.def.kind}","apiVersion":"${w.def.apiVersion}","metadata":${JSON.stringify(meta)}}`, w.alias ?? undefined)
+  const [kind, apiVersion] = w.metadataOnly ? ['PartialObjectMetadata', w.metadataOnly] : [w.def.kind, w.def.apiVersion]
+  return frame(w.mt, 'BOOKMARK', `{"kind":"${kind}","apiVersion":"${apiVersion}","metadata":${JSON.stringify(meta)}}`, w.alias ?? undefined)
 }
 
 function errorFrame(w: Watcher, err: ApiError): Buffer {
@@ -419,7 +430,8 @@ function parseBool(v: string | null): boolean { return v === 'true' || v === '1'
 
 async function startWatch(ctx: RequestContext, def: ResolvedDefinition): Promise<Response> {
   const q = ctx.query
-  const mt: MediaType = tableVersionOf(ctx.headers['accept']) ? 'json' : negotiate(ctx.headers['accept'])
+  const metadataOnly = tableVersionOf(ctx.headers['accept']) ? null : metadataFormOf(ctx.headers['accept'], false)
+  const mt: MediaType = tableVersionOf(ctx.headers['accept']) || metadataOnly ? 'json' : negotiate(ctx.headers['accept'])
   if (mt === 'yaml') throw notAcceptable(cborEnabled() ? ['application/json', PROTOBUF, 'application/cbor'] : ['application/json', PROTOBUF])
   const sel = parseSelectors(ctx, def)
   const rvParam = q.get('resourceVersion') ?? ''
@@ -464,7 +476,7 @@ async function startWatch(ctx: RequestContext, def: ResolvedDefinition): Promise
   return {
     status: 200, body: '', contentType: 'application/json', headers: [],
     stream: (res: HttpResponse) => {
-      const w: Watcher = { res, def, prefix, name, sel, query: q, sentRv: 0, pending: [], pendingBytes: 0, bookmarks: parseBool(q.get('allowWatchBookmarks')), table: tableVersionOf(ctx.headers['accept']), alias: ctx.aliasGroup ? [def.group, ctx.aliasGroup] : null, mt, tableColumnsSent: false, closed: false, buffered: 0, drainWatch: false, timers: [], hub, slot: slotOf(def, typeKey, prefix, name, sel), out: [] }
+      const w: Watcher = { res, def, prefix, name, sel, query: q, sentRv: 0, pending: [], pendingBytes: 0, bookmarks: parseBool(q.get('allowWatchBookmarks')), table: tableVersionOf(ctx.headers['accept']), metadataOnly, alias: ctx.aliasGroup ? [def.group, ctx.aliasGroup] : null, mt, tableColumnsSent: false, closed: false, buffered: 0, drainWatch: false, timers: [], hub, slot: slotOf(def, typeKey, prefix, name, sel), out: [] }
       watchMetrics.started++
       watchMetrics.active++
       res.onAborted(() => { if (!w.closed) { w.closed = true; for (const t of w.timers) clearTimeout(t); hub.remove(w); watchMetrics.active-- } })
