@@ -48,6 +48,9 @@ export function withAuthenticated(u: UserInfo): UserInfo {
 }
 
 /** upstream bearertoken: `Bearer <token>` (scheme case-insensitive, the second space-separated part); '' when absent. */
+const EXTRA_SPACE = /^\s*bearer  +\S/i
+const EXTRA_SPACE_WARNING = '299 - "the provided Authorization header contains extra space before the bearer token, and is ignored"'
+
 export function bearerToken(header: string | undefined): string {
   if (header === undefined) return ''
   const h = header.trim()
@@ -180,6 +183,8 @@ export function authenticate(ctx: RequestContext): void | Promise<void> {
   const token = bearerToken(ctx.headers['authorization'])
   if (token === '') {
     if (!config.anonymous) throw unauthorized()
+    // `Bearer  <token>` (two spaces) is no bearer token: the request goes on as anonymous, with upstream's warning.
+    if (EXTRA_SPACE.test(ctx.headers['authorization'] ?? '')) ctx.responseHeaders.push(['Warning', EXTRA_SPACE_WARNING])
     ctx.user = ANONYMOUS
     return impersonate(ctx)
   }

@@ -98,6 +98,10 @@ t.test('a presented but invalid bearer token is 401, never anonymous', async (t)
   // Only the second space-separated part is the token: after two spaces it is empty, which is no credential.
   const twoSpaces = await s.request('GET', '/api/v1/namespaces', undefined, { authorization: `Bearer  ${s.adminToken}` })
   t.equal(twoSpaces.status, 403, 'an empty token part: anonymous')
+  const warned = await s.request('GET', '/version', undefined, { authorization: `Bearer  ${s.adminToken}` })
+  t.equal(warned.status, 200)
+  t.equal(warned.headers['warning'], '299 - "the provided Authorization header contains extra space before the bearer token, and is ignored"', 'with upstream\'s warning')
+  t.equal((await s.request('GET', '/version', undefined, { authorization: 'Basic YWxpY2U6c2VjcmV0' })).headers['warning'], undefined, 'no warning for another scheme')
 })
 
 // ---------------------------------------------------------------- service accounts
