@@ -17,6 +17,7 @@ export class ServiceAccountTokens {
   #caPem: string
   #queue: WorkQueue
   #unlisten: (() => void) | null = null
+  #unlistenAccounts: (() => void) | null = null
 
   constructor(client: InternalClient, log: Logger, key: SigningKey, caPem: string) {
     this.#client = client
@@ -32,12 +33,31 @@ export class ServiceAccountTokens {
     this.#unlisten = await this.#client.listen(def, (events) => {
       for (const [type, key, , rec] of events) if (type !== 'DELETED' && this.#wants(rec)) this.#queue.add(key)
     })
+    // An account that goes takes its token secrets with it: each of its namespace's token secrets is looked at again.
+    const saDef = registry.byGroupResource('', 'serviceaccounts')!
+    this.#unlistenAccounts = await this.#client.listen(saDef, (events) => {
+      for (const [type, key] of events) if (type === 'DELETED') this.#requeueNamespace(key.slice(typePrefix('', 'serviceaccounts').length).split('/')[0])
+    }, { attrsOnly: true })
     const shard = store.shardFor('', 'secrets')
     store.snapshot(shard)
     for (const { key, value } of store.range(shard, typePrefix('', 'secrets'))) if (this.#wants(value)) this.#queue.add(key)
   }
 
-  stop(): void { this.#queue.stop(); this.#unlisten?.() }
+  stop(): void { this.#queue.stop(); this.#unlisten?.(); this.#unlistenAccounts?.() }
+
+  #requeueNamespace(ns: string): void {
+    const { store } = this.#client.pipeline
+    for (const { key, value } of store.range(store.shardFor('', 'secrets'), typePrefix('', 'secrets', ns))) if (this.#wants(value)) this.#queue.add(key)
+  }
+
+  /** Deletes a token secret whose account is gone (upstream's tokens controller does), unless it changed meanwhile. */
+  async #deleteSecret(secret: Obj, key: string): Promise<boolean> {
+    const def = this.#client.pipeline.registry.byGroupResource('', 'secrets')!
+    const r = await this.#client.request('DELETE', this.#client.path(def, secret.metadata.namespace, secret.metadata.name), { kind: 'DeleteOptions', apiVersion: 'v1', preconditions: { uid: secret.metadata.uid } })
+    if (r.status >= 300 && r.status !== 404 && r.status !== 409) { this.#log.warn({ secret: key, status: r.status }, 'could not delete the token secret of a deleted service account'); return false }
+    if (r.status < 300) this.#log.info({ secret: key }, 'token secret of a deleted service account deleted')
+    return true
+  }
 
   /** A cheap pre-check on the bytes: only token secrets are parsed. */
   #wants(rec: Uint8Array): boolean {
@@ -54,11 +74,12 @@ export class ServiceAccountTokens {
     const saName: string | undefined = secret.metadata.annotations?.[SERVICE_ACCOUNT_NAME_ANNOTATION]
     if (!saName) return true
     const saRec = store.getFresh(store.shardFor('', 'serviceaccounts'), objectKey('', 'serviceaccounts', ns, saName))
-    if (!saRec) return true // upstream waits for the account (and deletes secrets of accounts that are gone)
+    // The account is gone (or is another of the same name): its token secret goes too.
+    if (!saRec) return this.#deleteSecret(secret, key)
     const sa = JSON.parse(recordObject(saRec).toString('utf8')) as Obj
     const uid: string = sa.metadata.uid
     const wantUid = secret.metadata.annotations?.[SERVICE_ACCOUNT_UID_ANNOTATION]
-    if (wantUid !== undefined && wantUid !== uid) return true // meant for an account of the same name that is gone
+    if (wantUid !== undefined && wantUid !== uid) return this.#deleteSecret(secret, key)
     if (secret.data?.token && wantUid === uid) return true
     const token = await issueLegacyToken({ key: this.#key, namespace: ns, serviceAccountName: saName, serviceAccountUID: uid, secretName: secret.metadata.name })
     secret.metadata.annotations = { ...(secret.metadata.annotations ?? {}), [SERVICE_ACCOUNT_UID_ANNOTATION]: uid }

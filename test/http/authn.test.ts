@@ -282,6 +282,20 @@ t.test('legacy secret-based tokens: filled by the token controller, revoked with
   t.same(me.json.status.userInfo, { username: 'system:serviceaccount:default:legacy', uid: sa.metadata.uid, groups: ['system:serviceaccounts', 'system:serviceaccounts:default', 'system:authenticated'] })
   t.equal((await s.request('DELETE', '/api/v1/namespaces/default/secrets/legacy-token')).status, 200)
   t.equal((await whoami(token)).status, 401, '--service-account-lookup (default true): revoked with its secret')
+
+  // The token secrets of an account go when the account goes (the tokens controller deletes them).
+  await createSa('legacy2')
+  const sec = await s.request('POST', '/api/v1/namespaces/default/secrets', {
+    metadata: { name: 'legacy2-token', annotations: { 'orch.io/service-account.name': 'legacy2' } }, type: 'orch.io/service-account-token',
+  })
+  t.equal(sec.status, 201, sec.text)
+  t.equal((await s.request('DELETE', '/api/v1/namespaces/default/serviceaccounts/legacy2')).status, 200)
+  let gone = false
+  for (let i = 0; i < 100 && !gone; i++) {
+    gone = (await s.request('GET', '/api/v1/namespaces/default/secrets/legacy2-token')).status === 404
+    if (!gone) await new Promise((r) => setTimeout(r, 50))
+  }
+  t.ok(gone, 'the secret of the deleted account is deleted')
 })
 
 // ---------------------------------------------------------------- bootstrap tokens
