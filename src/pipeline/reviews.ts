@@ -12,7 +12,7 @@ import type { Obj, ResolvedDefinition } from '../registry/define.js'
 import type { Attributes } from '../../actors/authz/messages.js'
 import { authzClient } from './authorize.js'
 import { authenticateToken } from './authenticate.js'
-import { decodeBody, rfc3339 } from './admission.js'
+import { checkFields, decodeBody, rfc3339 } from './admission.js'
 import { objectResponse } from './dispatch.js'
 import type { Store } from './store.js'
 import type { RequestContext, Response, UserInfo } from './context.js'
@@ -78,6 +78,8 @@ function decodeKind(ctx: RequestContext, group: string, kind: string): Obj {
     throw badRequest(`${v.kind} in version "v1" cannot be handled as a ${kind}: no kind "${v.kind}" is registered for version "${apiVersion}"`)
   }
   if (v.apiVersion === `${upstream}/v1`) sentUpstream = true
+  // Unknown fields are dropped and reported as for any other kind (fieldValidation: Warn by default, Strict refuses).
+  if (ctx.def?.kind === kind) checkFields(ctx, ctx.def, v)
   if (v.metadata === undefined || v.metadata === null) v.metadata = {}
   if (!isObj(v.metadata)) throw badRequest('metadata must be an object')
   v.apiVersion = apiVersion

@@ -171,3 +171,15 @@ t.test('the virtual resources are create-only, discovered, and store nothing', a
   const token = core.json.resources.find((r: Obj) => r.name === 'serviceaccounts/token')
   t.same(token, { name: 'serviceaccounts/token', singularName: '', namespaced: true, group: 'authentication.orch.io', version: 'v1', kind: 'TokenRequest', verbs: ['create'] })
 })
+
+t.test('unknown fields of a review are dropped with a warning, or refused with fieldValidation=Strict', async (t) => {
+  const body = { apiVersion: 'authorization.orch.io/v1', kind: 'SelfSubjectAccessReview', spec: { user: 'someone', groups: ['system:masters'], resourceAttributes: { verb: 'get', resource: 'pods', namespace: 'ns-a' } } }
+  const r = await s.requestAs('alice-token', 'POST', `${AZ}/selfsubjectaccessreviews`, body)
+  t.equal(r.status, 201, r.text)
+  t.equal(r.json.spec.user, undefined, 'spec.user is no field of a SelfSubjectAccessReview: dropped')
+  t.equal(r.json.spec.groups, undefined)
+  t.same(r.headers['warning'], ['299 - "unknown field \\"spec.user\\""', '299 - "unknown field \\"spec.groups\\""'], 'one warning per dropped field')
+  const strict = await s.requestAs('alice-token', 'POST', `${AZ}/selfsubjectaccessreviews?fieldValidation=Strict`, body)
+  t.equal(strict.status, 400, strict.text)
+  t.equal(strict.json?.message, 'SelfSubjectAccessReview in version "v1" cannot be handled as a SelfSubjectAccessReview: strict decoding error: unknown field "spec.user", unknown field "spec.groups"')
+})
