@@ -13,13 +13,13 @@ const DEFAULT_COLUMNS: TableColumn[] = [
 ]
 
 /**
- * The Table apiVersion asked for (`meta.k8s.io/v1` or ours), when the first acceptable Accept entry is a Table;
- * null when the client prefers a plain form.
+ * The meta group/version of the transformed form `as` (Table, PartialObjectMetadata...) when the first acceptable
+ * Accept entry asks for it in JSON (`meta.k8s.io/v1`, ours, or v1beta1); null when the client prefers a plain form.
+ * Entries of other forms are passed over.
  */
-export function tableVersionOf(accept: string | undefined): string | null {
-  if (!accept) return null
+function transformedFormOf(accept: string, as: string): string | null {
   for (const e of parseAccept(accept)) {
-    if (e.params.as === 'Table') {
+    if (e.params.as === as) {
       const g = e.params.g ?? ''
       const v = e.params.v ?? ''
       if (e.type === 'application' && e.sub === 'json' && TABLE_GROUPS.has(g) && TABLE_VERSIONS.has(v)) return `${g}/${v}`
@@ -31,27 +31,19 @@ export function tableVersionOf(accept: string | undefined): string | null {
   return null
 }
 
+/** The Table apiVersion asked for, when the client's first acceptable choice is a Table. */
+export function tableVersionOf(accept: string | undefined): string | null {
+  return accept ? transformedFormOf(accept, 'Table') : null
+}
+
 /**
  * The metadata-only form asked for (`PartialObjectMetadata` for a get or watch, `PartialObjectMetadataList` for a
- * list; client-go's metadata client and controller-runtime send these): its apiVersion (`meta.k8s.io/v1`, ours, or
- * v1beta1) when the first acceptable Accept entry is that form, null when the client prefers another. The other
- * kind's name for this verb is passed over, as an entry of another form would be.
+ * list; client-go's metadata client and controller-runtime send these): its apiVersion, or null.
  */
 export function metadataFormOf(accept: string | undefined, list: boolean): string | null {
-  // Most requests ask for no such form: a substring test spares them the parse of the header.
+  // Most requests ask for no such form: a substring test spares them a second parse of the header.
   if (!accept || !accept.includes('PartialObjectMetadata')) return null
-  const want = list ? 'PartialObjectMetadataList' : 'PartialObjectMetadata'
-  for (const e of parseAccept(accept)) {
-    if (e.params.as === want) {
-      const g = e.params.g ?? ''
-      const v = e.params.v ?? ''
-      if (e.type === 'application' && e.sub === 'json' && TABLE_GROUPS.has(g) && TABLE_VERSIONS.has(v)) return `${g}/${v}`
-      continue
-    }
-    if (e.params.as !== undefined) continue
-    if ((e.type === 'application' && (e.sub === 'json' || e.sub === 'yaml' || e.sub === '*')) || e.type === '*') return null
-  }
-  return null
+  return transformedFormOf(accept, list ? 'PartialObjectMetadataList' : 'PartialObjectMetadata')
 }
 
 /** An object as PartialObjectMetadata: its whole metadata, nothing else. */
