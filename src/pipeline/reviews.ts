@@ -264,7 +264,8 @@ async function tokenRequest(ctx: RequestContext): Promise<Response> {
   const name = i.name
   const ns = i.namespace
   if (tr.metadata.name !== undefined && tr.metadata.name !== '' && tr.metadata.name !== name) {
-    throw badRequest(`the name of the object (${tr.metadata.name}) does not match the name on the URL (${name})`)
+    // The token endpoint's own check (upstream's TokenREST): a 422 on metadata.name, named after the account.
+    throw invalid(`TokenRequest.${AUTHN}`, AUTHN, 'TokenRequest', name, [fieldInvalid('metadata.name', tr.metadata.name, 'must match the service account name if specified')])
   }
   if (tr.metadata.namespace !== undefined && tr.metadata.namespace !== '' && tr.metadata.namespace !== ns) {
     throw badRequest('the namespace of the provided object does not match the namespace sent on the request')

@@ -158,7 +158,7 @@ t.test('TokenRequest validation', async (t) => {
   t.equal(missing.status, 404)
   t.equal(missing.json.message, 'serviceaccounts "no-such-account" not found')
   const mismatch = await s.request('POST', '/api/v1/namespaces/default/serviceaccounts/val/token', { kind: 'TokenRequest', apiVersion: 'authentication.orch.io/v1', metadata: { name: 'other' }, spec: {} })
-  t.equal(mismatch.status, 400)
+  t.equal(mismatch.status, 422, 'the token endpoint\'s own check (see the TokenRequest naming test)')
   const wrongKind = await s.request('POST', '/api/v1/namespaces/default/serviceaccounts/val/token', { kind: 'Pod', apiVersion: 'v1' })
   t.equal(wrongKind.status, 400)
   const get = await s.request('GET', '/api/v1/namespaces/default/serviceaccounts/val/token')
@@ -296,6 +296,15 @@ t.test('legacy secret-based tokens: filled by the token controller, revoked with
     if (!gone) await new Promise((r) => setTimeout(r, 50))
   }
   t.ok(gone, 'the secret of the deleted account is deleted')
+})
+
+t.test('TokenRequest naming another account in its metadata is 422 on metadata.name', async (t) => {
+  await createSa('tr-name')
+  const r = await s.request('POST', '/api/v1/namespaces/default/serviceaccounts/tr-name/token', { apiVersion: 'authentication.orch.io/v1', kind: 'TokenRequest', metadata: { name: 'other' }, spec: {} })
+  t.equal(r.status, 422, r.text)
+  t.equal(r.json?.message, 'TokenRequest.authentication.orch.io "tr-name" is invalid: metadata.name: Invalid value: "other": must match the service account name if specified')
+  const same = await s.request('POST', '/api/v1/namespaces/default/serviceaccounts/tr-name/token', { apiVersion: 'authentication.orch.io/v1', kind: 'TokenRequest', metadata: { name: 'tr-name' }, spec: {} })
+  t.equal(same.status, 201, 'its own name is fine')
 })
 
 // ---------------------------------------------------------------- bootstrap tokens
