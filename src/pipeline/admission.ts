@@ -316,7 +316,7 @@ export function admitCreate(ctx: RequestContext, def: ResolvedDefinition, o: Obj
   assertValid(def, o, errs)
 }
 
-export type UpdateTarget = 'main' | 'status' | 'finalize'
+export type UpdateTarget = 'main' | 'status' | 'finalize' | 'binding'
 
 /** Update: carry over what the client may not change, then validate; generation follows spec changes. */
 export function admitUpdate(ctx: RequestContext, def: ResolvedDefinition, o: Obj, old: Obj, target: UpdateTarget): void {
@@ -348,6 +348,9 @@ export function admitUpdate(ctx: RequestContext, def: ResolvedDefinition, o: Obj
     o.spec = { ...(o.spec ?? {}) }
     if (fins === undefined) delete o.spec.finalizers
     else o.spec.finalizers = fins
+  } else if (target === 'binding') {
+    // pods/binding: its own mutation set spec.nodeName, annotations and the PodScheduled condition on the stored pod;
+    // nothing else is taken from the request, and the pod update rules (which forbid nodeName changes) do not apply.
   } else if (target === 'status') {
     // The status sub-resource changes status only: metadata is the stored one but for managedFields, which an apply
     // has already set for this write (upstream's ResetObjectMetaForStatus keeps them too); an Update is tracked later.

@@ -13,6 +13,7 @@ import type { Attributes } from '../../actors/authz/messages.js'
 import { authzClient } from './authorize.js'
 import { authenticateToken } from './authenticate.js'
 import { checkFields, decodeBody, rfc3339 } from './admission.js'
+import { bindPod } from './binding.js'
 import { objectResponse } from './dispatch.js'
 import type { Store } from './store.js'
 import type { RequestContext, Response, UserInfo } from './context.js'
@@ -47,6 +48,7 @@ export function configureReviews(s: Store, tokens: TokenIssuance | null, upstrea
 export function virtualRoute(ctx: RequestContext, def: ResolvedDefinition): Promise<Response> | null {
   if (def.virtual) return review(ctx, def)
   if (def.group === '' && def.resource === 'serviceaccounts' && ctx.info.subresource === 'token') return tokenRequest(ctx)
+  if (def.group === '' && def.resource === 'pods' && ctx.info.subresource === 'binding') return bindPod(ctx, def)
   return null
 }
 

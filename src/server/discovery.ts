@@ -122,7 +122,10 @@ export function apiResources(d: ResolvedDefinition): APIResource[] {
     }
   }
   for (const v of d.virtualSubresources ?? []) {
-    out.push({ name: `${d.resource}/${v.name}`, singularName: '', namespaced, group: v.group, version: v.version, kind: v.kind, verbs: [...v.verbs] })
+    // group and version only when they differ from the parent's (upstream leaves them empty, and omits them, then).
+    const r: APIResource = { name: `${d.resource}/${v.name}`, singularName: '', namespaced, kind: v.kind, verbs: [...v.verbs] }
+    if (v.group !== d.group || v.version !== d.version) { r.group = v.group; r.version = v.version }
+    out.push(r)
   }
   return out
 }

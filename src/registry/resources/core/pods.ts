@@ -376,6 +376,7 @@ export default defineResource({
   shortNames: ['po'],
   categories: ['all'],
   subresources: ['status'],
+  virtualSubresources: [{ name: 'binding', group: '', version: 'v1', kind: 'Binding', verbs: ['create'] }],
   schemaRef: 'io.orch.api.core.v1.Pod',
   strategy: {
     ...statusSplit.strategy,
