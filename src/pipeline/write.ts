@@ -8,7 +8,7 @@ import { admitCreate, admitUpdate, attrsOf, decodeBody, decodeObject, requireRes
 import { updateManagedFields, managerOrUserAgent } from '../machinery/apply/apply.js'
 import { FieldSet, makePath } from '../machinery/apply/fieldpath.js'
 import { typeTree } from '../machinery/patch/schema-walk.js'
-import { loadDefinitions } from '../registry/schema.js'
+import { loadDefinitions, unmarshalText } from '../registry/schema.js'
 import { store, registry, gr, shardOfDef, keyFor, objectResponse, valueResponse, withRv, isDryRun, parseRv, parseStored, queryBool, queryInt } from './dispatch.js'
 import type { ShardReply } from '../../actors/shard/messages.js'
 import { parseSelectors, matches, listResponse } from './read.js'
@@ -282,7 +282,7 @@ function readDeleteOptions(ctx: RequestContext, def: ResolvedDefinition): Delete
   if (kind !== 'DeleteOptions' || !DELETE_OPTIONS_VERSIONS.includes(apiVersion)) {
     throw badRequest(`no kind ${JSON.stringify(String(kind))} is registered for version ${JSON.stringify(String(apiVersion))}: the body of a delete must be a DeleteOptions`)
   }
-  const mistyped = (field: string, want: string) => badRequest(`json: cannot unmarshal ${jsonTypeOf(opts[field])} into Go struct field DeleteOptions.${field} of type ${want}`)
+  const mistyped = (field: string, want: string) => badRequest(unmarshalText(opts[field], `DeleteOptions.${field}`, want))
   if (opts.gracePeriodSeconds !== undefined && opts.gracePeriodSeconds !== null && !Number.isInteger(opts.gracePeriodSeconds)) throw mistyped('gracePeriodSeconds', 'int64')
   if (opts.propagationPolicy !== undefined && opts.propagationPolicy !== null && typeof opts.propagationPolicy !== 'string') throw mistyped('propagationPolicy', 'v1.DeletionPropagation')
   if (opts.orphanDependents !== undefined && opts.orphanDependents !== null && typeof opts.orphanDependents !== 'boolean') throw mistyped('orphanDependents', 'bool')
@@ -298,14 +298,6 @@ function readDeleteOptions(ctx: RequestContext, def: ResolvedDefinition): Delete
   if (opts.orphanDependents !== undefined && opts.propagationPolicy !== undefined) errs.push(fieldInvalid('propagationPolicy', opts.propagationPolicy, 'orphanDependents and deletionPropagation cannot be both set'))
   if (errs.length > 0) throw invalid('DeleteOptions.meta.orch.io', 'meta.orch.io', 'DeleteOptions', '', errs)
   return opts as DeleteOptions
-}
-
-/** The JSON type word Go's decoder names in its errors. */
-function jsonTypeOf(v: unknown): string {
-  if (typeof v === 'string') return 'string'
-  if (typeof v === 'number') return `number ${v}`
-  if (typeof v === 'boolean') return 'bool'
-  return Array.isArray(v) ? 'array' : 'object'
 }
 
 function successStatus(def: ResolvedDefinition, name: string, uid: string): Obj {

@@ -84,6 +84,16 @@ function valueAt(obj: unknown, instancePath: string): unknown {
   return cur
 }
 
+/**
+ * Go's decoder error for a JSON value that does not fit its target: `json: cannot unmarshal <value> into Go struct
+ * field <Struct.path> of type <type>`. A number an integer cannot hold (a fraction, or too large) is named with its text.
+ */
+export function unmarshalText(value: unknown, field: string, target: string, overflow = false): string {
+  const word = typeof value === 'number' ? (target.startsWith('int') && (!Number.isInteger(value) || overflow) ? `number ${value}` : 'number')
+    : typeof value === 'boolean' ? 'bool' : typeof value === 'string' ? 'string' : Array.isArray(value) ? 'array' : 'object'
+  return `json: cannot unmarshal ${word} into Go struct field ${field} of type ${target}`
+}
+
 const DEF_REF = '#/definitions/'
 
 /** The Go type upstream decodes a schema node into, as its decoder names it (`string`, `int32`, `[]v1.Container`). */
@@ -135,10 +145,7 @@ function unmarshalTypeText(defs: Record<string, SchemaNode>, root: string, insta
   }
   if (fields.length === 0) return undefined
   const target = goType(node, defs)
-  // Go names a number it cannot hold in an integer with its text (a fraction, or too large).
-  const word = typeof value === 'number' ? (target.startsWith('int') && (!Number.isInteger(value) || overflow) ? `number ${value}` : 'number')
-    : typeof value === 'boolean' ? 'bool' : typeof value === 'string' ? 'string' : Array.isArray(value) ? 'array' : 'object'
-  return `json: cannot unmarshal ${word} into Go struct field ${struct.split('.').at(-1)}.${fields.join('.')} of type ${target}`
+  return unmarshalText(value, `${struct.split('.').at(-1)}.${fields.join('.')}`, target, overflow)
 }
 
 function toFieldError(obj: unknown, e: ErrorObject, defs: Record<string, SchemaNode>, root: string): FieldError {

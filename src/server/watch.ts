@@ -366,10 +366,21 @@ function tableEvent(w: Watcher, type: string, rec: Uint8Array, query: URLSearchP
   return Buffer.from(`{"type":"${type}","object":${JSON.stringify(t)}}\n`)
 }
 
-/** A metadata-only watch event: the object as PartialObjectMetadata (client-go's metadata informers ask for these). */
+/**
+ * A metadata-only watch event: the object as PartialObjectMetadata (client-go's metadata informers ask for these).
+ * Made once per event, type and apiVersion, in the same cache as the other encodings, and shared by its watchers.
+ */
 function metadataEvent(type: string, rec: Uint8Array, apiVersion: string): Buffer {
-  const o = JSON.parse(recordObject(rec).toString('utf8'))
-  return Buffer.from(`{"type":"${type}","object":${JSON.stringify(partialObjectMetadata(o, apiVersion))}}\n`)
+  let m = encoded.get(rec)
+  if (!m) { m = new Map(); encoded.set(rec, m) }
+  const k = `meta:${apiVersion}:${type}`
+  let b = m.get(k)
+  if (!b) {
+    const o = JSON.parse(recordObject(rec).toString('utf8'))
+    b = Buffer.from(`{"type":"${type}","object":${JSON.stringify(partialObjectMetadata(o, apiVersion))}}\n`)
+    m.set(k, b)
+  }
+  return b
 }
 
 function emit(w: Watcher, type: string, rec: Uint8Array): void {

@@ -195,7 +195,7 @@ function volumeErrors(volumes: unknown, path: string): FieldError[] {
 }
 
 /** An enumerated field: absent is fine (defaults fill it), anything else must be one of the values. */
-function oneOf(errs: FieldError[], field: string, v: unknown, values: string[]): void {
+export function oneOf(errs: FieldError[], field: string, v: unknown, values: string[]): void {
   if (v !== undefined && !values.includes(v as string)) errs.push(fieldNotSupported(field, v, values))
 }
 

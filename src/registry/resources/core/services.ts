@@ -1,7 +1,8 @@
 // Service (v1). DELETE answers with the deleted object; cluster IP and node port allocation live elsewhere.
 import { defineResource, ALL_VERBS, statusSplit } from '../../define.js'
 import type { Obj } from '../../define.js'
-import { fieldInvalid, fieldNotSupported, fieldRequired } from '../../../machinery/errors.js'
+import { fieldInvalid, fieldRequired } from '../../../machinery/errors.js'
+import { oneOf } from './pods.js'
 import type { FieldError } from '../../../machinery/errors.js'
 import { ageColumn, formatLabels, nameColumn } from '../_printers.js'
 
@@ -41,16 +42,13 @@ function validateService(o: Obj): FieldError[] {
   const ports: unknown[] = Array.isArray(spec.ports) ? spec.ports : []
   const headless = spec.clusterIP === 'None'
   if (ports.length === 0 && !headless && spec.type !== 'ExternalName') errs.push(fieldRequired('spec.ports'))
-  const oneOf = (field: string, v: unknown, values: string[]) => {
-    if (v !== undefined && !values.includes(v as string)) errs.push(fieldNotSupported(field, v, values))
-  }
-  oneOf('spec.type', spec.type, ['ClusterIP', 'ExternalName', 'LoadBalancer', 'NodePort'])
-  oneOf('spec.sessionAffinity', spec.sessionAffinity, ['ClientIP', 'None'])
-  oneOf('spec.externalTrafficPolicy', spec.externalTrafficPolicy, ['Cluster', 'Local'])
-  oneOf('spec.internalTrafficPolicy', spec.internalTrafficPolicy, ['Cluster', 'Local'])
+  oneOf(errs, 'spec.type', spec.type, ['ClusterIP', 'ExternalName', 'LoadBalancer', 'NodePort'])
+  oneOf(errs, 'spec.sessionAffinity', spec.sessionAffinity, ['ClientIP', 'None'])
+  oneOf(errs, 'spec.externalTrafficPolicy', spec.externalTrafficPolicy, ['Cluster', 'Local'])
+  oneOf(errs, 'spec.internalTrafficPolicy', spec.internalTrafficPolicy, ['Cluster', 'Local'])
   ports.forEach((p, i) => {
     const port = isObj(p) ? p : {}
-    oneOf(`spec.ports[${i}].protocol`, port.protocol, ['SCTP', 'TCP', 'UDP'])
+    oneOf(errs, `spec.ports[${i}].protocol`, port.protocol, ['SCTP', 'TCP', 'UDP'])
     if (ports.length > 1 && (typeof port.name !== 'string' || port.name === '')) errs.push(fieldRequired(`spec.ports[${i}].name`))
     const n = port.port ?? 0
     if (typeof n !== 'number' || !Number.isInteger(n) || n < 1 || n > 65535) errs.push(fieldInvalid(`spec.ports[${i}].port`, n, 'must be between 1 and 65535, inclusive'))
