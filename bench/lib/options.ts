@@ -29,6 +29,7 @@ export const OPTIONS: Record<string, OptionSpec> = {
   'pods-per-node': { type: 'int', default: 10, smoke: 2, help: 'pods per simulated node' },
   'lease-interval': { type: 'number', default: 10, smoke: 0.5, help: 'seconds between lease renewals of one node' },
   'pod-update-interval': { type: 'number', default: 30, smoke: 0.5, help: 'seconds between status updates of one pod' },
+  'pod-status-write': { type: 'string', default: 'patch', help: 'mixed: how a pod\'s status is written: patch (a strategic merge patch of the changed conditions with a metadata.uid precondition, as the kubelet\'s status manager sends it) or put (the whole pod to /status)' },
   repeat: { type: 'int', default: 3, smoke: 1, help: 'restarts to time' },
   parts: { type: 'list', default: ['fairness', 'cost'], help: 'apf-fairness: which parts to run (fairness = mouse beside the elephant, cost = GETs with APF on and off)' },
   peer: { type: 'list', default: [], help: 'also measure a peer in the same run: etcd (Debian etcd-server), uws-hello (bare uWS, the HTTP ceiling)' },

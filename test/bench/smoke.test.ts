@@ -129,3 +129,21 @@ t.test('apf-fairness --parts cost --client wrk: the GETs by wrk, with the token,
 t.test('the CLI exists once built', async (t) => {
   t.ok(existsSync(runJs))
 })
+
+t.test('mixed writes pod status as the kubelet does (a strategic merge patch) or as a whole PUT, every write answered 200 and seen by both informers', async (t) => {
+  for (const how of ['patch', 'put']) {
+    const o = await run({ scenario: 'mixed', args: ['--pod-status-write', how] })
+    t.equal(o.code, 0, `${how}: exit code (stderr: ${o.stderr.slice(-2000)})`)
+    const report = JSON.parse(o.stdout.trim().split('\n').pop() ?? '{}')
+    const row = report.rows?.find((r: any) => r.name.startsWith('pod status '))
+    t.match(row?.name, how === 'patch' ? /^pod status PATCH/ : /^pod status PUT/, `${how}: the row names the verb`)
+    t.ok(row?.ops > 0, `${how}: pod status writes were made`)
+    t.equal(row?.errors, 0, `${how}: no write failed (outcomes ${JSON.stringify(row?.outcomes)})`)
+    for (const d of report.rows.filter((r: any) => r.details?.expected !== undefined)) {
+      t.equal(d.details.missed, 0, `${how}: ${d.name} missed nothing`)
+    }
+  }
+  const bad = await run({ scenario: 'mixed', args: ['--pod-status-write', 'post'] })
+  t.not(bad.code, 0, 'an unknown way of writing is refused')
+  t.match(bad.stderr, /--pod-status-write: "post" is not patch or put/)
+})
