@@ -286,7 +286,12 @@ function typeErrors(def: ResolvedDefinition, o: Obj): FieldError[] {
 }
 
 /** Create: system metadata, defaults, the strategy's create hooks, every validation; throws one 422 with all causes. */
-export function admitCreate(ctx: RequestContext, def: ResolvedDefinition, o: Obj, now: number): void {
+/**
+ * Create: system fields, defaults, then `track` (the writer's managedFields, when given), then what the server adds
+ * itself (prepareForCreate: a Job's generated selector and labels, a pod's status), then validation. As upstream, the
+ * fields the server adds after defaulting belong to no manager, so a later apply that leaves them out keeps them.
+ */
+export function admitCreate(ctx: RequestContext, def: ResolvedDefinition, o: Obj, now: number, track?: (o: Obj) => void): void {
   const m = o.metadata
   const urlNs = ctx.info.namespace
   if (def.scope === 'Namespaced') {
@@ -310,6 +315,7 @@ export function admitCreate(ctx: RequestContext, def: ResolvedDefinition, o: Obj
   if (def.strategy.hasGeneration) m.generation = 1
   else delete m.generation
   def.strategy.default?.(o)
+  track?.(o)
   def.strategy.prepareForCreate?.(o)
   const errs = validateObjectMeta(m, { nameRule: def.strategy.nameRule ?? 'subdomain', namespaced: def.scope === 'Namespaced' })
   if (def.strategy.validate) errs.push(...def.strategy.validate(o))

@@ -73,11 +73,11 @@ export async function create(ctx: RequestContext, def: ResolvedDefinition, opts:
     let obj: Obj | undefined = attempt === 0 ? body! : structuredClone(body!)
     if (!generated) body = undefined
     if (generated) delete obj.metadata.name
-    admitCreate(ctx, def, obj, now)
+    admitCreate(ctx, def, obj, now, opts.tracked === true ? undefined : (o) => { o.metadata.managedFields = trackFields(ctx, def, undefined, o, 'main', now).metadata.managedFields })
     const admitted = admitPlugins(ctx, def, 'CREATE', obj)
     if (admitted) await admitted
     const name = obj.metadata.name as string
-    const a = sendCreate(ctx, def, obj, name, now, opts.tracked === true, dry)
+    const a = sendCreate(ctx, def, obj, name, dry)
     obj = undefined
     if (!('sent' in a)) return a
     const t0 = performance.now()
@@ -100,10 +100,10 @@ function storageTime(ctx: RequestContext, t0: number): void {
   ctx.timings['dispatch.storage'] = (ctx.timings['dispatch.storage'] ?? 0) + performance.now() - t0
 }
 
-/** Prints the new object and sends it (or answers a dry run); the object dies with this call. */
-function sendCreate(ctx: RequestContext, def: ResolvedDefinition, obj: Obj, name: string, now: number, tracked: boolean, dry: boolean): Attempt {
+/** Prints the new object (its managedFields set) and sends it (or answers a dry run); the object dies with this call. */
+function sendCreate(ctx: RequestContext, def: ResolvedDefinition, obj: Obj, name: string, dry: boolean): Attempt {
   checkNamespace(def, ctx.info.namespace, name)
-  const json = toStoredJson(tracked ? obj : trackFields(ctx, def, undefined, obj, 'main', now))
+  const json = toStoredJson(obj)
   if (dry) return objectResponse(ctx, 201, withRv(json, 0).replace('"resourceVersion":"0",', ''))
   return { sent: store.put(shardOfDef(def), keyFor(def, ctx.info.namespace, name), 0, JSON.stringify(attrsOf(def, obj)), json, sendAtOnce(ctx)), json }
 }

@@ -260,3 +260,34 @@ spec:
   t.equal(r.code, 0, r.stderr)
   t.equal((await get('/apis/scheduling.orch.io/v1/priorityclasses/high')).description, 'For the important ones.')
 })
+
+t.test('a Job created by client-side apply can move to server-side apply and be applied again: the fields the server generates (selector, template labels) belong to no manager', async (t) => {
+  const job = `apiVersion: batch/v1
+kind: Job
+metadata:
+  name: migrate
+spec:
+  template:
+    spec:
+      restartPolicy: Never
+      containers:
+      - name: c
+        image: busybox
+`
+  const f = file('job.yaml', job)
+  let r = await kubectl(['apply', '-f', f])
+  t.equal(r.code, 0, r.stderr)
+  const created = await get('/apis/batch/v1/namespaces/default/jobs/migrate')
+  const owned = JSON.stringify(created.metadata.managedFields)
+  t.ok(created.spec.selector?.matchLabels?.['batch.orch.io/controller-uid'], 'the selector was generated')
+  t.notMatch(owned, /f:selector/, 'the generated selector is owned by nobody')
+  t.notMatch(owned, /controller-uid/, 'the generated template labels are owned by nobody')
+  t.match(owned, /f:backoffLimit/, 'defaulted fields belong to the creator, as upstream')
+  r = await kubectl(['apply', '--server-side', '-f', f])
+  t.equal(r.code, 0, r.stderr)
+  t.notMatch(r.stderr, /failed to re-apply/, 'the migration re-applied without error')
+  r = await kubectl(['apply', '--server-side', '-f', f])
+  t.equal(r.code, 0, `a second server-side apply works: ${r.stderr}`)
+  const after = await get('/apis/batch/v1/namespaces/default/jobs/migrate')
+  t.same(after.spec.selector, created.spec.selector, 'the selector is kept')
+})
