@@ -1,6 +1,7 @@
 // The flow-control stage: API Priority and Fairness (classify against the actor's replica, take a free seat through the shared counters without a hop, else queue at the flow-control actor) or the max-in-flight limits; 429 plain text with Retry-After.
 import type { MessagePort } from 'node:worker_threads'
 import { tooManyRequestsPlain } from '../machinery/errors.js'
+import { queryFlag } from '../server/request-info.js'
 import { IdentityCache } from '../machinery/identity-cache.js'
 import { typePrefix } from '../machinery/storage-format.js'
 import type { Obj } from '../registry/define.js'
@@ -424,7 +425,7 @@ function widthOf(ctx: RequestContext, level: LevelRef): number {
   const fieldSelector = q.get('fieldSelector') ?? ''
   const sendInitial = q.get('sendInitialEvents')
   const rv = q.get('resourceVersion') ?? ''
-  const initialEvents = sendInitial !== null ? sendInitial === 'true' || sendInitial === '1' : rv === '' || rv === '0'
+  const initialEvents = sendInitial !== null ? queryFlag(sendInitial) : rv === '' || rv === '0'
   if (i.verb === 'watch' && !initialEvents) return 1
   if (i.name !== '' || SINGLE_NAME.test(fieldSelector)) return 1
   const limit = Number(q.get('limit') ?? 0) || 0

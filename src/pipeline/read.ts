@@ -50,7 +50,9 @@ export function parseSelectors(ctx: RequestContext, def: ResolvedDefinition): Se
   }
   if (fields) {
     for (const f of fields) {
-      if (f.field === 'metadata.name' || f.field === 'metadata.namespace') continue
+      if (f.field === 'metadata.name') continue
+      // Cluster-scoped kinds with selectable fields of their own (nodes, namespaces, CSRs) know no namespace field.
+      if (f.field === 'metadata.namespace' && !(def.scope === 'Cluster' && def.fieldSelectors)) continue
       if (def.fieldSelectors && f.field in def.fieldSelectors) continue
       if (def.fieldSelectors) throw badRequest(`field label not supported: ${f.field}`)
       throw badRequest(`"${f.field}" is not a known field selector: only "metadata.name", "metadata.namespace"`)

@@ -16,8 +16,15 @@ export interface RequestInfo {
   parts: string[]
 }
 
-/** A watch flag: any value but `0` and `false` turns it on (an empty value too, as upstream parses it). */
-function isTrue(v: string | undefined): boolean { return v !== undefined && v !== '0' && v !== 'false' }
+/**
+ * A boolean query option as upstream decodes one (watch, allowWatchBookmarks, sendInitialEvents): absent is false;
+ * `0` and `false` in any case (`False` from Python's str(False)) are false; anything else, an empty value too, is true.
+ */
+export function queryFlag(v: string | null | undefined): boolean {
+  if (v === null || v === undefined) return false
+  if (v === '0') return false
+  return v.length !== 5 || v.toLowerCase() !== 'false'
+}
 
 /** Mirrors upstream's RequestInfoFactory: /api/v1/..., /apis/<group>/<version>/..., optional namespaces/<ns>/. */
 export function parseRequestInfo(method: string, path: string, query: URLSearchParams): RequestInfo {
@@ -85,8 +92,8 @@ export function parseRequestInfo(method: string, path: string, query: URLSearchP
     info.namespace = ''
     info.resource = 'namespaces'
   }
-  if (info.name === '' && info.verb === 'get') info.verb = isTrue(query.get('watch') ?? undefined) ? 'watch' : 'list'
-  else if (info.verb === 'get' && isTrue(query.get('watch') ?? undefined)) info.verb = 'watch'
+  if (info.name === '' && info.verb === 'get') info.verb = queryFlag(query.get('watch')) ? 'watch' : 'list'
+  else if (info.verb === 'get' && queryFlag(query.get('watch'))) info.verb = 'watch'
   if (info.name === '' && info.verb === 'delete') info.verb = 'deletecollection'
   return info
 }

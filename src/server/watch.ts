@@ -1,7 +1,8 @@
 // Watch streams: per-type hubs fed once by the owning shard, per-watcher filtering, one encoding per event shared by all watchers.
 import type { HttpResponse } from 'uWebSockets.js'
 import type { Logger } from 'pino'
-import { badRequest, expired, invalid, notAcceptable, type ApiError } from '../machinery/errors.js'
+import { badRequest, expired, fieldForbidden, fieldNotSupported, invalid, notAcceptable, type ApiError, type FieldError } from '../machinery/errors.js'
+import { queryFlag } from './request-info.js'
 import { recordAttrs, recordObject, typePrefix, type Attrs } from '../machinery/storage-format.js'
 import type { WatchEvent } from '../../actors/shard/messages.js'
 import { watchKey } from '../../actors/flow-control/messages.js'
@@ -437,7 +438,6 @@ function end(w: Watcher): void {
 
 // ---- start ----
 
-function parseBool(v: string | null): boolean { return v === 'true' || v === '1' }
 
 async function startWatch(ctx: RequestContext, def: ResolvedDefinition): Promise<Response> {
   const q = ctx.query
@@ -449,15 +449,16 @@ async function startWatch(ctx: RequestContext, def: ResolvedDefinition): Promise
   if (rvParam !== '' && !/^\d+$/.test(rvParam)) throw badRequest(`invalid resource version: "${rvParam}"`)
   const sendInitial = q.get('sendInitialEvents')
   const match = q.get('resourceVersionMatch') ?? ''
+  // upstream's validateWatchOptions, every error at once
+  const watchErrs: FieldError[] = []
   if (sendInitial !== null && match !== 'NotOlderThan') {
-    throw invalidWatch(def, 'sendInitialEvents', sendInitial, 'sendInitialEvents is forbidden for watch unless resourceVersionMatch is set to NotOlderThan')
+    watchErrs.push(fieldForbidden('resourceVersionMatch', 'sendInitialEvents requires setting resourceVersionMatch to NotOlderThan'))
   }
-  if (match !== '' && sendInitial === null) {
-    throw invalidWatch(def, 'resourceVersionMatch', match, 'resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided')
+  if (match !== '') {
+    if (sendInitial === null) watchErrs.push(fieldForbidden('resourceVersionMatch', 'resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided'))
+    if (match !== 'NotOlderThan') watchErrs.push(fieldNotSupported('resourceVersionMatch', match, ['NotOlderThan']))
   }
-  if (match !== '' && match !== 'NotOlderThan') {
-    throw invalidWatch(def, 'resourceVersionMatch', match, 'resourceVersionMatch must be NotOlderThan for watch')
-  }
+  if (watchErrs.length > 0) throw invalid('ListOptions.meta.orch.io', 'meta.orch.io', 'ListOptions', '', watchErrs)
   // A value that is not an integer is 400; 0 or less (or none) means the server's random lifetime.
   const timeoutParam = queryInt(ctx, 'timeoutSeconds')
   const timeoutS = timeoutParam !== undefined && timeoutParam > 0 ? timeoutParam : opts.minRequestTimeout * (1 + Math.random())
@@ -470,7 +471,7 @@ async function startWatch(ctx: RequestContext, def: ResolvedDefinition): Promise
   const typeKey = typePrefix(def.group, def.resource)
   const hub = hubFor(def)
   await hub.ensureSubscribed()
-  const initial = sendInitial !== null ? parseBool(sendInitial) : rvParam === '' || rvParam === '0'
+  const initial = sendInitial !== null ? queryFlag(sendInitial) : rvParam === '' || rvParam === '0'
   const startRv = rvParam === '' ? 0 : Number(rvParam)
   if (ctx.info.name !== '' && sel.fields) {
     const named = sel.fields.filter((f) => f.field === 'metadata.name')
@@ -487,7 +488,7 @@ async function startWatch(ctx: RequestContext, def: ResolvedDefinition): Promise
   return {
     status: 200, body: '', contentType: 'application/json', headers: [],
     stream: (res: HttpResponse) => {
-      const w: Watcher = { res, def, prefix, name, sel, query: q, sentRv: 0, pending: [], pendingBytes: 0, bookmarks: parseBool(q.get('allowWatchBookmarks')), table: tableVersionOf(ctx.headers['accept']), metadataOnly, alias: ctx.aliasGroup ? [def.group, ctx.aliasGroup] : null, mt, tableColumnsSent: false, closed: false, buffered: 0, drainWatch: false, timers: [], hub, slot: slotOf(def, typeKey, prefix, name, sel), out: [] }
+      const w: Watcher = { res, def, prefix, name, sel, query: q, sentRv: 0, pending: [], pendingBytes: 0, bookmarks: queryFlag(q.get('allowWatchBookmarks')), table: tableVersionOf(ctx.headers['accept']), metadataOnly, alias: ctx.aliasGroup ? [def.group, ctx.aliasGroup] : null, mt, tableColumnsSent: false, closed: false, buffered: 0, drainWatch: false, timers: [], hub, slot: slotOf(def, typeKey, prefix, name, sel), out: [] }
       watchMetrics.started++
       watchMetrics.active++
       res.onAborted(() => { if (!w.closed) { w.closed = true; for (const t of w.timers) clearTimeout(t); hub.remove(w); watchMetrics.active-- } })
@@ -555,10 +556,6 @@ async function startWatch(ctx: RequestContext, def: ResolvedDefinition): Promise
 }
 
 /** Watch option errors are 422 Invalid on the ListOptions kind, as upstream validates them. */
-function invalidWatch(_def: ResolvedDefinition, field: string, value: string, detail: string): ApiError {
-  return invalid('ListOptions.meta.orch.io', 'meta.orch.io', 'ListOptions', '', [{ type: 'FieldValueForbidden', field, value, detail }])
-}
-
 /** Bookmarks (at what was really delivered) to every watcher that asked for them, then end all streams (graceful shutdown). */
 export async function closeAllWatches(): Promise<void> {
   await Promise.all([...hubs.values()].map(async (hub) => {

@@ -110,4 +110,9 @@ export default defineResource({
     ageColumn(),
     { name: 'Selector', type: 'string', priority: 1, description: 'Route service traffic to pods with label keys and values matching this selector.', cell: (o) => formatLabels(o.spec?.selector) },
   ],
+  // upstream's selectable fields of services (a service stored by an earlier build has no value for them until written)
+  fieldSelectors: {
+    'spec.clusterIP': (o) => (typeof o.spec?.clusterIP === 'string' ? o.spec.clusterIP : ''),
+    'spec.type': (o) => (typeof o.spec?.type === 'string' ? o.spec.type : ''),
+  },
 })
