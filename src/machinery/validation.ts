@@ -113,10 +113,21 @@ export function validateFinalizers(f: unknown, field = 'metadata.finalizers'): F
   const seen = new Set<string>()
   f.forEach((x, i) => {
     if (typeof x !== 'string') { errs.push(fieldInvalid(`${field}[${i}]`, x, 'must be a string')); return }
-    for (const d of qualifiedName(x)) errs.push(fieldInvalid(`${field}[${i}]`, x, d))
+    errs.push(...finalizerNameErrors(x, `${field}[${i}]`))
     if (seen.has(x)) errs.push({ type: 'FieldValueDuplicate', field: `${field}[${i}]`, value: x })
     seen.add(x)
   })
+  if (f.includes('orphan') && f.includes('foregroundDeletion')) errs.push(fieldInvalid(field, f, 'finalizer orphan and foregroundDeletion cannot be both set'))
+  return errs
+}
+
+/** The finalizer names without a domain that the API knows; any other name must be fully qualified (`example.com/x`). */
+const STANDARD_FINALIZERS = new Set(['kubernetes', 'orphan', 'foregroundDeletion'])
+
+/** A finalizer name: a qualified name, and either a standard one or one with a domain prefix (upstream's core rule). */
+export function finalizerNameErrors(x: string, field: string): FieldError[] {
+  const errs = qualifiedName(x).map((d) => fieldInvalid(field, x, d))
+  if (!x.includes('/') && !STANDARD_FINALIZERS.has(x)) errs.push(fieldInvalid(field, x, 'name is neither a standard finalizer name nor is it fully qualified'))
   return errs
 }
 

@@ -10,7 +10,7 @@ import { loadDefinitions } from '../registry/schema.js'
 import {
   badRequest, invalid, unsupportedMediaType, fieldInvalid, type FieldError,
 } from '../machinery/errors.js'
-import { validateObjectMeta } from '../machinery/validation.js'
+import { finalizerNameErrors, validateObjectMeta } from '../machinery/validation.js'
 import { noOwnKeys, sameJsonText } from '../machinery/json-tree.js'
 import { RV_MARKER, type Attrs } from '../machinery/storage-format.js'
 import { dropNulls, type SchemaSet } from '../registry/schema.js'
@@ -341,14 +341,26 @@ export function admitUpdate(ctx: RequestContext, def: ResolvedDefinition, o: Obj
   if (m.uid !== undefined && m.uid !== '' && m.uid !== om.uid) errs.push(fieldInvalid('metadata.uid', m.uid, 'field is immutable'))
   m.uid = om.uid
   m.creationTimestamp = om.creationTimestamp
+  // As upstream's BeforeUpdate and ValidateObjectMetaUpdate: a deletion timestamp, once set, is kept whatever the
+  // body says; a body may not set one, nor change the grace period (leaving it out keeps the stored one).
   if (om.deletionTimestamp !== undefined) m.deletionTimestamp = om.deletionTimestamp
-  else delete m.deletionTimestamp
-  if (om.deletionGracePeriodSeconds !== undefined) m.deletionGracePeriodSeconds = om.deletionGracePeriodSeconds
-  else delete m.deletionGracePeriodSeconds
+  else if (m.deletionTimestamp !== undefined && m.deletionTimestamp !== null) {
+    if (target === 'main') errs.push(fieldInvalid('metadata.deletionTimestamp', m.deletionTimestamp, 'field is immutable'))
+    delete m.deletionTimestamp
+  } else delete m.deletionTimestamp
+  if (m.deletionGracePeriodSeconds === undefined || m.deletionGracePeriodSeconds === null) {
+    if (om.deletionGracePeriodSeconds !== undefined) m.deletionGracePeriodSeconds = om.deletionGracePeriodSeconds
+    else delete m.deletionGracePeriodSeconds
+  } else if (m.deletionGracePeriodSeconds !== om.deletionGracePeriodSeconds) {
+    if (target === 'main') errs.push(fieldInvalid('metadata.deletionGracePeriodSeconds', m.deletionGracePeriodSeconds, 'field is immutable'))
+    if (om.deletionGracePeriodSeconds !== undefined) m.deletionGracePeriodSeconds = om.deletionGracePeriodSeconds
+    else delete m.deletionGracePeriodSeconds
+  }
   delete m.selfLink
   if (target === 'finalize') {
     // namespaces/finalize changes spec.finalizers only.
     const fins = o.spec?.finalizers
+    if (Array.isArray(fins)) fins.forEach((f: unknown, i: number) => { if (typeof f === 'string') errs.push(...finalizerNameErrors(f, `spec.finalizers[${i}]`)) })
     for (const k of Object.keys(o)) delete o[k]
     Object.assign(o, structuredClone(old))
     o.spec = { ...(o.spec ?? {}) }

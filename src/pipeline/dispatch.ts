@@ -1,5 +1,5 @@
 // The storage stage's shared parts: the store, keys, responses in the negotiated form, dry run and resourceVersion parsing (reads in read.ts, writes in write.ts).
-import { badRequest, invalid, tooLargeResourceVersion } from '../machinery/errors.js'
+import { badRequest, fieldNotSupported, invalid, tooLargeResourceVersion } from '../machinery/errors.js'
 import { objectKey, recordObject, RV_MARKER } from '../machinery/storage-format.js'
 import type { Obj, ResolvedDefinition } from '../registry/define.js'
 import type { Registry } from '../registry/index.js'
@@ -49,10 +49,16 @@ export function withRv(json: string, rv: number): string {
   return at < 0 ? json : json.slice(0, at) + String(rv) + json.slice(at + RV_MARKER.length)
 }
 
+const OPTIONS_KIND: Record<string, string> = { create: 'CreateOptions', update: 'UpdateOptions', patch: 'PatchOptions', delete: 'DeleteOptions', deletecollection: 'DeleteOptions' }
+
 export function isDryRun(ctx: RequestContext, opts?: Obj): boolean {
   const qs = ctx.query.getAll('dryRun')
   const vals = [...qs, ...(Array.isArray(opts?.dryRun) ? opts!.dryRun : [])].filter((v) => v !== '')
-  for (const v of vals) if (v !== 'All') throw badRequest(`Invalid dry run value: "${v}"; only "All" is supported`)
+  if (vals.some((v) => v !== 'All')) {
+    // upstream's ValidateDryRun, in the options kind of the verb
+    const kind = OPTIONS_KIND[ctx.info.verb] ?? 'CreateOptions'
+    throw invalid(`${kind}.meta.orch.io`, 'meta.orch.io', kind, '', [fieldNotSupported('dryRun', vals, ['All'])])
+  }
   return vals.length > 0
 }
 

@@ -11,6 +11,7 @@ import { typeTree } from '../machinery/patch/schema-walk.js'
 import { loadDefinitions, unmarshalText } from '../registry/schema.js'
 import { store, registry, gr, shardOfDef, keyFor, objectResponse, valueResponse, withRv, isDryRun, parseRv, parseStored, queryBool, queryInt } from './dispatch.js'
 import type { ShardReply } from '../../actors/shard/messages.js'
+import { PUBLIC_NAMESPACE, SYSTEM_NAMESPACE } from '../auth/rbac-defaults.js'
 import { parseSelectors, matches, listResponse } from './read.js'
 import { cloneJson, sameJsonText } from '../machinery/json-tree.js'
 
@@ -58,7 +59,12 @@ export function checkNamespace(def: ResolvedDefinition, ns: string, name: string
   if (def.scope !== 'Namespaced') return
   const st = namespaceState(ns)
   if (st === 'missing') throw notFound({ group: '', resource: 'namespaces' }, ns)
-  if (st === 'terminating') throw forbidden(gr(def), name, `unable to create new content in namespace ${ns} because it is being terminated`)
+  if (st === 'terminating') {
+    const err = forbidden(gr(def), name, `unable to create new content in namespace ${ns} because it is being terminated`)
+    // Controllers drop these quietly by this cause (apierrors.HasStatusCause(err, NamespaceTerminatingCause)).
+    err.details!.causes = [{ reason: 'NamespaceTerminating', message: `namespace ${ns} is being terminated`, field: 'metadata.namespace' }]
+    throw err
+  }
 }
 
 /** `tracked`: the body's managedFields are already computed (server-side apply creating the object). */
@@ -68,6 +74,8 @@ export async function create(ctx: RequestContext, def: ResolvedDefinition, opts:
   const dry = isDryRun(ctx)
   const now = Date.now()
   const generated = !body.metadata.name && !!body.metadata.generateName
+  // As upstream's NamespaceLifecycle admission: before validation, and before a generated name exists.
+  checkNamespace(def, ctx.info.namespace, String((generated ? body.metadata.generateName : body.metadata.name) ?? ''))
   for (let attempt = 0; ; attempt++) {
     // Only a generated name is tried again (with a fresh copy of the body): otherwise nothing keeps the body.
     let obj: Obj | undefined = attempt === 0 ? body! : structuredClone(body!)
@@ -102,7 +110,6 @@ function storageTime(ctx: RequestContext, t0: number): void {
 
 /** Prints the new object (its managedFields set) and sends it (or answers a dry run); the object dies with this call. */
 function sendCreate(ctx: RequestContext, def: ResolvedDefinition, obj: Obj, name: string, dry: boolean): Attempt {
-  checkNamespace(def, ctx.info.namespace, name)
   const json = toStoredJson(obj)
   if (dry) return objectResponse(ctx, 201, withRv(json, 0).replace('"resourceVersion":"0",', ''))
   return { sent: store.put(shardOfDef(def), keyFor(def, ctx.info.namespace, name), 0, JSON.stringify(attrsOf(def, obj)), json, sendAtOnce(ctx)), json }
@@ -266,8 +273,17 @@ const POLICIES = ['Foreground', 'Background', 'Orphan']
 
 export interface DeleteOptions { gracePeriodSeconds?: number; propagationPolicy?: string; orphanDependents?: boolean; preconditions?: { uid?: string; resourceVersion?: string }; dryRun?: string[] }
 
-/** The apiVersions a DeleteOptions body may name (upstream decodes it in the meta group, or as core v1). */
+/**
+ * The apiVersions a DeleteOptions body may name: the meta group's, and every group version the server serves
+ * (upstream registers DeleteOptions as an unversioned kind in each of them).
+ */
 const DELETE_OPTIONS_VERSIONS = ['v1', 'meta.k8s.io/v1', 'meta.orch.io/v1', 'meta.k8s.io/v1beta1', 'meta.orch.io/v1beta1']
+
+function servedVersion(apiVersion: unknown): boolean {
+  if (typeof apiVersion !== 'string') return false
+  const slash = apiVersion.indexOf('/')
+  return slash > 0 && registry.servesGroupVersion(apiVersion.slice(0, slash), apiVersion.slice(slash + 1))
+}
 
 function readDeleteOptions(ctx: RequestContext, def: ResolvedDefinition): DeleteOptions {
   let opts: Obj = {}
@@ -279,7 +295,7 @@ function readDeleteOptions(ctx: RequestContext, def: ResolvedDefinition): Delete
   // The body decodes as DeleteOptions or not at all: another kind, or a field of the wrong type, is 400.
   const kind = opts.kind ?? 'DeleteOptions'
   const apiVersion = opts.apiVersion ?? 'v1'
-  if (kind !== 'DeleteOptions' || !DELETE_OPTIONS_VERSIONS.includes(apiVersion)) {
+  if (kind !== 'DeleteOptions' || !(DELETE_OPTIONS_VERSIONS.includes(apiVersion) || servedVersion(apiVersion))) {
     throw badRequest(`no kind ${JSON.stringify(String(kind))} is registered for version ${JSON.stringify(String(apiVersion))}: the body of a delete must be a DeleteOptions`)
   }
   const mistyped = (field: string, want: string) => badRequest(unmarshalText(opts[field], `DeleteOptions.${field}`, want))
@@ -294,7 +310,7 @@ function readDeleteOptions(ctx: RequestContext, def: ResolvedDefinition): Delete
   const orphan = queryBool(ctx, 'orphanDependents')
   if (orphan !== undefined) opts.orphanDependents = orphan
   const errs = []
-  if (opts.propagationPolicy !== undefined && !POLICIES.includes(opts.propagationPolicy)) errs.push(fieldNotSupported('propagationPolicy', opts.propagationPolicy, POLICIES))
+  if (opts.propagationPolicy !== undefined && !POLICIES.includes(opts.propagationPolicy)) errs.push(fieldNotSupported('propagationPolicy', opts.propagationPolicy, [...POLICIES, 'nil']))
   if (opts.orphanDependents !== undefined && opts.propagationPolicy !== undefined) errs.push(fieldInvalid('propagationPolicy', opts.propagationPolicy, 'orphanDependents and deletionPropagation cannot be both set'))
   if (errs.length > 0) throw invalid('DeleteOptions.meta.orch.io', 'meta.orch.io', 'DeleteOptions', '', errs)
   return opts as DeleteOptions
@@ -331,7 +347,7 @@ export async function deleteOne(ctx: RequestContext, def: ResolvedDefinition, na
     if (admitted) await admitted
     const now = Date.now()
     const finalizers: string[] = Array.isArray(m.finalizers) ? [...m.finalizers] : []
-    const policy = opts.propagationPolicy ?? (opts.orphanDependents === true ? 'Orphan' : opts.orphanDependents === false ? 'Background' : undefined)
+    const policy = opts.propagationPolicy ?? (opts.orphanDependents === true ? 'Orphan' : opts.orphanDependents === false ? 'Background' : def.strategy.defaultGarbageCollection?.policy)
     const add = policy === 'Orphan' ? 'orphan' : policy === 'Foreground' ? 'foregroundDeletion' : undefined
     if (add) {
       const other = add === 'orphan' ? 'foregroundDeletion' : 'orphan'
@@ -347,6 +363,7 @@ export async function deleteOne(ctx: RequestContext, def: ResolvedDefinition, na
       if (grace < 0) grace = 1
     }
     const isNamespace = def.group === '' && def.resource === 'namespaces'
+    if (isNamespace && PROTECTED_NAMESPACES.has(name)) throw forbidden(gr(def), name, 'this namespace may not be deleted')
     const specFinalizers = isNamespace && Array.isArray(o.spec?.finalizers) && o.spec.finalizers.length > 0
     const twoPhase = finalizers.length > 0 || grace > 0 || specFinalizers
     if (m.deletionTimestamp && twoPhase) {
@@ -375,8 +392,13 @@ export async function deleteOne(ctx: RequestContext, def: ResolvedDefinition, na
   throw conflict(gr(def), name)
 }
 
+/** Namespaces the server keeps (upstream's NamespaceLifecycle protects default, kube-system and kube-public). */
+const PROTECTED_NAMESPACES = new Set(['default', SYSTEM_NAMESPACE, PUBLIC_NAMESPACE])
+
 export async function remove(ctx: RequestContext, def: ResolvedDefinition): Promise<Response> {
   const opts = readDeleteOptions(ctx, def)
+  const gc = def.strategy.defaultGarbageCollection
+  if (gc?.warning && opts.propagationPolicy === undefined && opts.orphanDependents === undefined) ctx.responseHeaders.push(['Warning', `299 - ${JSON.stringify(gc.warning)}`])
   const dry = isDryRun(ctx, opts as Obj)
   const out = await deleteOne(ctx, def, ctx.info.namespace, ctx.info.name, opts, dry)
   if (out.removed && !def.strategy.returnDeletedObject) {
@@ -387,6 +409,8 @@ export async function remove(ctx: RequestContext, def: ResolvedDefinition): Prom
 }
 
 export async function deleteCollection(ctx: RequestContext, def: ResolvedDefinition): Promise<Response> {
+  // As upstream's installer: a namespaced kind's all-namespaces path serves list and watch, never a bulk delete.
+  if (def.scope === 'Namespaced' && ctx.info.namespace === '') throw methodNotAllowed()
   const opts = readDeleteOptions(ctx, def)
   const dry = isDryRun(ctx, opts as Obj)
   const sel = parseSelectors(ctx, def)

@@ -31,6 +31,12 @@ export interface Strategy {
   allowUnconditionalUpdate?: boolean
   /** Whether a DELETE answers with the final object instead of a Success Status (upstream ReturnDeletedObject). */
   returnDeletedObject?: boolean
+  /**
+   * What a delete without propagationPolicy or orphanDependents does to dependents (upstream's
+   * DefaultGarbageCollectionPolicy): Background unless set; batch/v1 Jobs and v1 ReplicationControllers orphan them.
+   * `warning`: the Warning a delete that relied on the default gets.
+   */
+  defaultGarbageCollection?: { policy: 'Orphan'; warning?: string }
   /** Name rule of metadata.name: DNS-1123 subdomain (default), label, or a path segment name. */
   nameRule?: 'subdomain' | 'label' | 'path'
   /** Whether metadata.generation is tracked (bumped when anything but metadata and status changes). */

@@ -196,7 +196,7 @@ t.test('DeleteOptions: body and query forms, dryRun, preconditions, invalid poli
 
   // Bad dryRun value.
   const dbad = await s.request('DELETE', cmPath('opt-a') + '?dryRun=Some')
-  t.equal(dbad.status, 400)
+  t.equal(dbad.status, 422, 'upstream\'s ValidateDeleteOptions: Invalid')
 
   // Invalid propagationPolicy, query and body.
   const pq = await s.request('DELETE', cmPath('opt-a') + '?propagationPolicy=Sideways')

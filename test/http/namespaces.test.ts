@@ -120,7 +120,7 @@ t.test('deleting a namespace: Terminating, 403 on new content, contents removed,
   t.equal(c.json?.reason, 'Forbidden')
   t.equal(c.json?.code, 403)
   t.equal(c.json?.message, `configmaps "x" is forbidden: unable to create new content in namespace ${ns} because it is being terminated`)
-  t.same(c.json?.details, { name: 'x', kind: 'configmaps' })
+  t.same(c.json?.details, { name: 'x', kind: 'configmaps', causes: [{ reason: 'NamespaceTerminating', message: `namespace ${ns} is being terminated`, field: 'metadata.namespace' }] })
   const c2 = await s.request('POST', core(ns, 'secrets'), { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'y' } })
   t.equal(c2.status, 403)
   t.equal(c2.json?.message, `secrets "y" is forbidden: unable to create new content in namespace ${ns} because it is being terminated`)

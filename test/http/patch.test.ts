@@ -453,10 +453,10 @@ t.test('dryRun=All on create, update, patch, apply, delete, deletecollection sto
 
   for (const [m, p, b] of [['POST', `${NS}/configmaps?dryRun=Bogus`, configMap('dry-bogus', {})], ['PUT', `${cm('dry3')}?dryRun=Bogus`, await get(cm('dry3'))], ['DELETE', `${cm('dry3')}?dryRun=Bogus`, undefined]] as const) {
     r = await s.request(m, p, b)
-    t.equal(r.status, 400, `${m} dryRun=Bogus: ${r.text}`)
+    t.equal(r.status, 422, `${m} dryRun=Bogus: ${r.text}`)
   }
   r = await patch(`${cm('dry3')}?dryRun=Bogus`, MERGE, { data: { z: '1' } })
-  t.equal(r.status, 400, `PATCH dryRun=Bogus: ${r.text}`)
+  t.equal(r.status, 422, `PATCH dryRun=Bogus: ${r.text}`)
   t.equal((await get(cm('dry-bogus'))).status, 404)
   g = await get(cm('dry3'))
   t.equal(g.data.z, undefined)
@@ -686,7 +686,7 @@ t.test('the scale sub-resource: dryRun stores nothing; the writer owns spec.repl
   t.equal(r.status, 200, r.text)
   t.equal((await get(dep('sc'))).spec.replicas, 2, 'PUT with dryRun changed nothing')
   r = await patch(`${dep('sc')}/scale?dryRun=Bogus`, MERGE, { spec: { replicas: 7 } })
-  t.equal(r.status, 400, 'a bad dryRun value is 400')
+  t.equal(r.status, 422, 'a bad dryRun value is 422 (PatchOptions invalid)')
   r = await patch(`${dep('sc')}/scale?fieldManager=scaler`, MERGE, { spec: { replicas: 4 } })
   t.equal(r.status, 200, r.text)
   d = await get(dep('sc'))

@@ -138,6 +138,7 @@ export default defineResource({
   subresources: ['status'],
   schemaRef: 'io.orch.api.batch.v1.Job',
   strategy: generationStrategy({
+    defaultGarbageCollection: { policy: 'Orphan', warning: 'child pods are preserved by default when jobs are deleted; set propagationPolicy=Background to remove them or set propagationPolicy=Orphan to suppress this warning' },
     default: defaultJob,
     prepareForCreate: (o) => { generateJobSelector(o); delete o.status },
     validate: (o) => validateJobSpec(o.spec, 'spec'),

@@ -18,6 +18,7 @@ export default defineResource({
   verbs: ['create', 'delete', 'get', 'list', 'patch', 'update', 'watch'],
   shortNames: ['ns'],
   subresources: ['status'],
+  virtualSubresources: [{ name: 'finalize', group: '', version: 'v1', kind: 'Namespace', verbs: ['update'] }],
   schemaRef: 'io.orch.api.core.v1.Namespace',
   strategy: {
     // SetDefaults_Namespace and the strategy's Canonicalize keep the name label equal to the name.

@@ -52,6 +52,7 @@ export default defineResource({
   scale: { specReplicasPath: 'spec.replicas', statusReplicasPath: 'status.replicas', labelSelectorPath: 'spec.selector' },
   schemaRef: 'io.orch.api.core.v1.ReplicationController',
   strategy: generationStrategy({
+    defaultGarbageCollection: { policy: 'Orphan' },
     default: defaultRC,
     validate: validateRC,
     validateUpdate: (o) => validateRC(o),
