@@ -195,7 +195,9 @@ function onExitCodesErrors(req: Obj, path: string, containerNames: Set<unknown>)
   }
   const values: unknown[] = list(req.values)
   const vp = `${path}.values`
-  if (values.length === 0) errs.push(fieldInvalid(vp, req.values ?? null, 'at least one value is required'))
+  // Go prints the list as a Go value: []int32{1, 2}, or []int32(nil) when it is missing.
+  const shown = { text: Array.isArray(req.values) ? `[]int32{${values.join(', ')}}` : '[]int32(nil)' }
+  if (values.length === 0) errs.push({ ...fieldInvalid(vp, req.values ?? null, 'at least one value is required'), shown })
   else if (values.length > EXIT_CODE_VALUES_MAX) errs.push(fieldTooMany(vp, values.length, EXIT_CODE_VALUES_MAX))
   const seen = new Set<unknown>()
   let ordered = true
@@ -205,7 +207,7 @@ function onExitCodesErrors(req: Obj, path: string, containerNames: Set<unknown>)
     else seen.add(v)
     if (j > 0 && (values[j - 1] as number) > (v as number)) ordered = false
   })
-  if (!ordered) errs.push(fieldInvalid(vp, values, 'must be ordered'))
+  if (!ordered) errs.push({ ...fieldInvalid(vp, values, 'must be ordered'), shown })
   return errs
 }
 
