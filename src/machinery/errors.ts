@@ -25,6 +25,11 @@ export interface FieldError {
   supported?: string[]
   /** For TooLong / TooMany: the limit. */
   max?: number
+  /**
+   * How the value is printed when upstream's printing differs from ours: `omit` leaves it out (Go's
+   * field.OmitValueType), a string is printed as it is (a time as Go's time.String()).
+   */
+  shown?: 'omit' | { text: string }
   /** A problem upstream already meets while decoding the body (the request is then 400, not 422). */
   decode?: boolean
 }
@@ -184,9 +189,10 @@ function printValue(v: unknown): string {
 /** The body of a field error, without the field prefix (the cause's message). */
 export function fieldErrorBody(e: FieldError): string {
   const tail = e.detail ? `: ${e.detail}` : ''
+  if (e.shown === 'omit' && e.type === 'FieldValueInvalid') return `Invalid value${tail}`
   switch (e.type) {
     case 'FieldValueRequired': return `Required value${tail}`
-    case 'FieldValueInvalid': return `Invalid value: ${printValue(e.value)}${tail}`
+    case 'FieldValueInvalid': return `Invalid value: ${e.shown !== undefined && e.shown !== 'omit' ? e.shown.text : printValue(e.value)}${tail}`
     case 'FieldValueTypeInvalid': return `Invalid value: ${printValue(e.value)}${tail}`
     case 'FieldValueNotSupported': return `Unsupported value: ${printValue(e.value)}${e.supported ? `: supported values: ${e.supported.map(goQuote).join(', ')}` : ''}`
     case 'FieldValueDuplicate': return `Duplicate value: ${printValue(e.value)}`
@@ -221,3 +227,6 @@ export function fieldForbidden(field: string, detail?: string): FieldError { ret
 export function fieldNotSupported(field: string, value: unknown, supported: string[]): FieldError { return { type: 'FieldValueNotSupported', field, value, supported } }
 export function fieldTooLong(field: string, max: number): FieldError { return { type: 'FieldValueTooLong', field, max } }
 export function fieldDuplicate(field: string, value: unknown): FieldError { return { type: 'FieldValueDuplicate', field, value } }
+export function fieldTooMany(field: string, count: number, max: number): FieldError { return { type: 'FieldValueTooMany', field, value: count, max } }
+/** An Invalid error whose value upstream leaves out of the message (field.OmitValueType). */
+export function fieldInvalidOmitted(field: string, detail: string): FieldError { return { type: 'FieldValueInvalid', field, detail, shown: 'omit' } }

@@ -1,7 +1,7 @@
 // CronJob (batch/v1).
 import { defineResource, ALL_VERBS, statusSplit, generationStrategy } from '../../define.js'
 import type { Obj } from '../../define.js'
-import { fieldInvalid, fieldRequired } from '../../../machinery/errors.js'
+import { fieldInvalid, fieldNotSupported, fieldRequired } from '../../../machinery/errors.js'
 import type { FieldError } from '../../../machinery/errors.js'
 import { ageColumn, containerColumns, formatLabelSelector, nameColumn, since } from '../_printers.js'
 import { defaultPodTemplate } from '../core/pods.js'
@@ -29,7 +29,11 @@ function validateCronJob(o: Obj): FieldError[] {
   if (typeof name === 'string' && name.length > CRONJOB_NAME_MAX) errs.push(fieldInvalid('metadata.name', name, `must be no more than ${CRONJOB_NAME_MAX} characters`))
   const spec: Obj = isObj(o.spec) ? o.spec : {}
   if (typeof spec.schedule !== 'string' || spec.schedule === '') errs.push(fieldRequired('spec.schedule'))
-  errs.push(...validateJobSpec(isObj(spec.jobTemplate) ? spec.jobTemplate.spec : undefined, 'spec.jobTemplate.spec'))
+  const jobSpec = isObj(spec.jobTemplate) && isObj(spec.jobTemplate.spec) ? spec.jobTemplate.spec : undefined
+  errs.push(...validateJobSpec(jobSpec, 'spec.jobTemplate.spec'))
+  // The jobs a CronJob creates always get a generated selector (upstream ValidateJobTemplateSpec).
+  if (isObj(jobSpec?.selector)) errs.push(fieldInvalid('spec.jobTemplate.spec.selector', jobSpec.selector, '`selector` will be auto-generated'))
+  if (jobSpec?.manualSelector === true) errs.push(fieldNotSupported('spec.jobTemplate.spec.manualSelector', true, ['nil', 'false']))
   return errs
 }
 
