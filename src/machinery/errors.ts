@@ -179,7 +179,22 @@ export function resourceNotFound(): ApiError {
 /** Go's %q for a string (close enough: JSON escaping with the same quote). */
 export function goQuote(s: string): string { return JSON.stringify(s) }
 
+/**
+ * A bad value that upstream prints with Go's %#v (a typed slice or struct such as
+ * `[]networking.PolicyType{"Ingress", "Egress"}`): the text is printed as it is.
+ */
+export class GoValue {
+  constructor(readonly text: string) {}
+  toJSON(): string { return this.text }
+}
+
+/** `[]<type>{"a", "b"}`, Go's %#v of a slice of a string type. */
+export function goStringSlice(type: string, items: unknown[]): GoValue {
+  return new GoValue(`[]${type}{${items.map((x) => goQuote(String(x))).join(', ')}}`)
+}
+
 function printValue(v: unknown): string {
+  if (v instanceof GoValue) return v.text
   if (v === null || v === undefined) return 'null'
   if (typeof v === 'string') return goQuote(v)
   if (typeof v === 'number' || typeof v === 'boolean') return String(v)

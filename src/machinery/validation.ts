@@ -171,3 +171,172 @@ export function validateObjectMeta(meta: Record<string, any>, rules: MetaRules):
   }
   return errs
 }
+
+const DNS1035_LABEL = '[a-z]([-a-z0-9]*[a-z0-9])?'
+const dns1035Re = new RegExp(`^${DNS1035_LABEL}$`)
+const DNS1035_MSG = `a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an alphabetic character, and end with an alphanumeric character (e.g. 'my-name',  or 'abc-123', regex used for validation is '${DNS1035_LABEL}')`
+
+/** Problems of a DNS-1035 label (upstream IsDNS1035Label). */
+export function dns1035Label(v: string): string[] {
+  const errs: string[] = []
+  if (v.length > 63) errs.push('must be no more than 63 characters')
+  if (!dns1035Re.test(v)) errs.push(DNS1035_MSG)
+  return errs
+}
+
+/** Problems of a port number (upstream IsValidPortNum). */
+export function portNumber(n: number): string[] {
+  return Number.isInteger(n) && n >= 1 && n <= 65535 ? [] : ['must be between 1 and 65535, inclusive']
+}
+
+/** Problems of an IANA_SVC_NAME port name (upstream IsValidPortName). */
+export function portName(v: string): string[] {
+  const errs: string[] = []
+  if (v.length > 15) errs.push('must be no more than 15 characters')
+  if (!/^[-a-z0-9]+$/.test(v)) errs.push('must contain only alpha-numeric characters (a-z, 0-9), and hyphens (-)')
+  if (!/[a-z]/.test(v)) errs.push('must contain at least one letter (a-z)')
+  if (v.includes('--')) errs.push('must not contain consecutive hyphens')
+  if (v.length > 0 && (v.startsWith('-') || v.endsWith('-'))) errs.push('must not begin or end with a hyphen')
+  return errs
+}
+
+function isPlainObject(v: unknown): v is Record<string, any> { return v !== null && typeof v === 'object' && !Array.isArray(v) }
+
+/**
+ * A metav1.LabelSelector (upstream ValidateLabelSelector): label keys and values of matchLabels, and per requirement
+ * the operator, the values it needs or forbids, the key, and (unless allowed to be invalid) each value.
+ * A missing selector (null) has no problems.
+ */
+export function validateLabelSelector(sel: unknown, field: string, opts: { allowInvalidLabelValue?: boolean } = {}): FieldError[] {
+  if (!isPlainObject(sel)) return []
+  const errs: FieldError[] = []
+  if (sel.matchLabels !== undefined && sel.matchLabels !== null) errs.push(...validateLabels(sel.matchLabels, `${field}.matchLabels`))
+  if (Array.isArray(sel.matchExpressions)) {
+    sel.matchExpressions.forEach((r: unknown, i: number) => {
+      const f = `${field}.matchExpressions[${i}]`
+      const req = isPlainObject(r) ? r : {}
+      const values: unknown[] = Array.isArray(req.values) ? req.values : []
+      switch (req.operator) {
+        case 'In': case 'NotIn':
+          if (values.length === 0) errs.push(fieldRequired(`${f}.values`, "must be specified when `operator` is 'In' or 'NotIn'"))
+          break
+        case 'Exists': case 'DoesNotExist':
+          if (values.length > 0) errs.push(fieldForbidden(`${f}.values`, "may not be specified when `operator` is 'Exists' or 'DoesNotExist'"))
+          break
+        default:
+          errs.push(fieldInvalid(`${f}.operator`, req.operator ?? '', 'not a valid selector operator'))
+      }
+      const key = typeof req.key === 'string' ? req.key : ''
+      for (const d of qualifiedName(key)) errs.push(fieldInvalid(`${f}.key`, key, d))
+      if (!opts.allowInvalidLabelValue) {
+        values.forEach((v, j) => { for (const d of labelValue(String(v))) errs.push(fieldInvalid(`${f}.values[${j}]`, v, d)) })
+      }
+    })
+  }
+  return errs
+}
+
+// ---- CIDRs as Go's pre-1.17 net.ParseCIDR reads them (k8s.io/utils/net ParseCIDRSloppy) ----
+
+/** A parsed CIDR: the masked network as 16 bytes (IPv4 as IPv4-mapped), its prefix length over those 16 bytes, and the prefix length as written. */
+export interface Cidr { net: Uint8Array; bits: number; maskLen: number; v4: boolean }
+
+function parseDecimal(s: string): number | undefined {
+  if (!/^[0-9]+$/.test(s)) return undefined
+  const n = Number(s.length > 8 ? s.replace(/^0+(?=.)/, '') : s)
+  return Number.isSafeInteger(n) && n < 0xffffff ? n : undefined
+}
+
+/** IPv4 with leading zeros allowed (read as decimal). */
+function parseIPv4Sloppy(s: string): number[] | undefined {
+  const parts = s.split('.')
+  if (parts.length !== 4) return undefined
+  const out: number[] = []
+  for (const p of parts) {
+    const n = parseDecimal(p)
+    if (n === undefined || n > 255) return undefined
+    out.push(n)
+  }
+  return out
+}
+
+function parseIPv6Sloppy(s: string): Uint8Array | undefined {
+  const ip = new Uint8Array(16)
+  let ellipsis = -1
+  let i = 0
+  let rest = s
+  if (rest.startsWith('::')) { ellipsis = 0; rest = rest.slice(2); if (rest === '') return ip }
+  while (i < 16) {
+    const m = /^[0-9a-fA-F]+/.exec(rest)
+    if (!m) return undefined
+    // An embedded IPv4 address in the last 32 bits.
+    if (rest.length > m[0].length && rest[m[0].length] === '.') {
+      if (ellipsis < 0 && i !== 12) return undefined
+      if (i + 4 > 16) return undefined
+      const v4 = parseIPv4Sloppy(rest)
+      if (!v4) return undefined
+      ip.set(v4, i)
+      i += 4
+      rest = ''
+      break
+    }
+    const digits = m[0].replace(/^0+(?=.)/, '')
+    if (digits.length > 4) return undefined
+    const n = parseInt(digits, 16)
+    ip[i] = n >> 8; ip[i + 1] = n & 0xff
+    i += 2
+    rest = rest.slice(m[0].length)
+    if (rest === '') break
+    if (rest[0] !== ':' || rest.length === 1) return undefined
+    rest = rest.slice(1)
+    if (rest[0] === ':') {
+      if (ellipsis >= 0) return undefined
+      ellipsis = i
+      rest = rest.slice(1)
+      if (rest === '') break
+    }
+  }
+  if (rest !== '') return undefined
+  if (i < 16) {
+    if (ellipsis < 0) return undefined
+    const n = 16 - i
+    for (let j = i - 1; j >= ellipsis; j--) ip[j + n] = ip[j]
+    for (let j = ellipsis + n - 1; j >= ellipsis; j--) ip[j] = 0
+  } else if (ellipsis >= 0) {
+    return undefined
+  }
+  return ip
+}
+
+/** Go's (sloppy) ParseCIDR: undefined when the value is not a CIDR. */
+export function parseCidrSloppy(s: string): Cidr | undefined {
+  const slash = s.indexOf('/')
+  if (slash < 0) return undefined
+  const addr = s.slice(0, slash)
+  const mask = parseDecimal(s.slice(slash + 1))
+  let bytes: Uint8Array | undefined
+  let v4Notation = false
+  const v4 = parseIPv4Sloppy(addr)
+  if (v4) { bytes = new Uint8Array(16); bytes[10] = 0xff; bytes[11] = 0xff; bytes.set(v4, 12); v4Notation = true }
+  else bytes = parseIPv6Sloppy(addr)
+  if (!bytes || mask === undefined || mask > (v4Notation ? 32 : 128)) return undefined
+  const bits = v4Notation ? mask + 96 : mask
+  const net = new Uint8Array(16)
+  for (let b = 0; b < 16; b++) {
+    const keep = Math.max(0, Math.min(8, bits - b * 8))
+    net[b] = bytes[b] & ((0xff << (8 - keep)) & 0xff)
+  }
+  const isV4 = net.slice(0, 10).every((x) => x === 0) && net[10] === 0xff && net[11] === 0xff
+  return { net, bits, maskLen: mask, v4: isV4 }
+}
+
+/** Go's IPNet.Contains(ip) for a network and another CIDR's network address (families must agree). */
+export function cidrContains(outer: Cidr, inner: Cidr): boolean {
+  if (outer.v4 !== inner.v4) return false
+  for (let b = 0; b < 16; b++) {
+    const keep = Math.max(0, Math.min(8, outer.bits - b * 8))
+    const m = (0xff << (8 - keep)) & 0xff
+    if ((outer.net[b] & m) !== (inner.net[b] & m)) return false
+  }
+  return true
+}
