@@ -316,7 +316,7 @@ export function admitCreate(ctx: RequestContext, def: ResolvedDefinition, o: Obj
   else delete m.generation
   def.strategy.default?.(o)
   track?.(o)
-  def.strategy.prepareForCreate?.(o)
+  def.strategy.prepareForCreate?.(o, ctx.user)
   const errs = validateObjectMeta(m, { nameRule: def.strategy.nameRule ?? 'subdomain', namespaced: def.scope === 'Namespaced' })
   if (def.strategy.validate) errs.push(...def.strategy.validate(o))
   assertValid(def, o, errs)

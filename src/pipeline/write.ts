@@ -111,7 +111,11 @@ function storageTime(ctx: RequestContext, t0: number): void {
 /** Prints the new object (its managedFields set) and sends it (or answers a dry run); the object dies with this call. */
 function sendCreate(ctx: RequestContext, def: ResolvedDefinition, obj: Obj, name: string, dry: boolean): Attempt {
   const json = toStoredJson(obj)
-  if (dry) return objectResponse(ctx, 201, withRv(json, 0).replace('"resourceVersion":"0",', ''))
+  if (dry) {
+    // As upstream's dry-run storage: a dry-run create of a name that exists fails as the real one would.
+    if (store.getFreshTransient(shardOfDef(def), keyFor(def, ctx.info.namespace, name))) throw alreadyExists(gr(def), name)
+    return objectResponse(ctx, 201, withRv(json, 0).replace('"resourceVersion":"0",', ''))
+  }
   return { sent: store.put(shardOfDef(def), keyFor(def, ctx.info.namespace, name), 0, JSON.stringify(attrsOf(def, obj)), json, sendAtOnce(ctx)), json }
 }
 

@@ -22,7 +22,7 @@ export interface Strategy {
   /** Defaulting, run during decode on create and update. */
   default?: (o: Obj) => void
   /** Reset fields the client may not set on create (e.g. status). */
-  prepareForCreate?: (o: Obj) => void
+  prepareForCreate?: (o: Obj, user?: { username: string; uid: string; groups: string[]; extra?: Record<string, string[]> }) => void
   /** Carry over fields the main resource may not change (e.g. status). */
   prepareForUpdate?: (o: Obj, old: Obj) => void
   validate?: (o: Obj) => FieldError[]

@@ -20,7 +20,20 @@ export default defineResource({
   shortNames: ['csr'],
   subresources: ['status'],
   schemaRef: 'io.orch.api.certificates.v1.CertificateSigningRequest',
-  strategy: { ...statusSplit.strategy, allowUnconditionalUpdate: true, nameRule: 'subdomain' },
+  strategy: {
+    ...statusSplit.strategy, allowUnconditionalUpdate: true, nameRule: 'subdomain',
+    // Who asked is the requesting user, whatever the body says (no one creates a pre-approved request for another).
+    prepareForCreate: (o, user) => {
+      statusSplit.strategy.prepareForCreate?.(o)
+      const spec = o.spec !== null && typeof o.spec === 'object' ? o.spec : (o.spec = {})
+      for (const k of ['username', 'uid', 'groups', 'extra']) delete spec[k]
+      if (user === undefined) return
+      spec.username = user.username
+      if (user.uid) spec.uid = user.uid
+      if (user.groups.length > 0) spec.groups = [...user.groups]
+      if (user.extra && Object.keys(user.extra).length > 0) spec.extra = structuredClone(user.extra)
+    },
+  },
   status: statusSplit.status,
   table: [
     nameColumn(),
