@@ -35,7 +35,14 @@ export function watermarkSlot(shard: number): number { return 1 + shard }
  * durable and before it is acknowledged, so a thread may keep namespace states while it does not move.
  */
 export function namespaceWritesSlot(shards: number): number { return 1 + shards }
+/**
+ * Then a count of PriorityClass writes, bumped the same way: the Priority admission plugin keeps its view of the
+ * classes (read on every pod create) while it does not move.
+ */
+export function priorityClassWritesSlot(shards: number): number { return 2 + shards }
 /** Slots of the counters array for `shards` shards. */
-export function counterSlots(shards: number): number { return 2 + shards }
+export function counterSlots(shards: number): number { return 3 + shards }
 /** The type prefix of namespaces (keys `/namespaces//<name>`). */
 export const NAMESPACES_PREFIX = '/namespaces/'
+/** The type prefix of PriorityClasses. */
+export const PRIORITY_CLASSES_PREFIX = 'scheduling.orch.io/priorityclasses/'

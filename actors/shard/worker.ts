@@ -5,7 +5,7 @@ import { pino, type Logger } from 'pino'
 import { encodeRecord, envOptions, indexKey, objectsDbOptions, prefixEnd, recordAttrs, recordWithoutObject, RV_MARKER, type Attrs } from '../../src/machinery/storage-format.js'
 import { PortPeer } from '../../src/machinery/port-rpc.js'
 import {
-  COUNTER_SLOT, watermarkSlot, namespaceWritesSlot, NAMESPACES_PREFIX,
+  COUNTER_SLOT, watermarkSlot, namespaceWritesSlot, NAMESPACES_PREFIX, priorityClassWritesSlot, PRIORITY_CLASSES_PREFIX,
   type ShardRequest, type ShardReply, type WatchEvent, type ObjectPut, type ObjectDelete,
 } from './messages.js'
 
@@ -35,6 +35,7 @@ const EMPTY = Buffer.alloc(0)
 let counters: BigInt64Array
 /** Slot of the namespace-writes count in counters (-1: an array without it). */
 let namespaceSlot = -1
+let priorityClassSlot = -1
 let log: Logger
 let historyMs = 300_000
 let historyCount = 100_000
@@ -348,9 +349,19 @@ function commitBatch(): void {
     }
     return
   }
-  // Acknowledged only now: the commit is durable. Namespace writes move the shared count first (see messages.ts).
-  if (namespaceSlot >= 0 && writes.some((w) => w.event !== null && typePrefixOf(w.req.key) === NAMESPACES_PREFIX)) {
-    Atomics.add(counters, namespaceSlot, 1n)
+  // Acknowledged only now: the commit is durable. Namespace and PriorityClass writes move their shared counts first
+  // (see messages.ts).
+  if (namespaceSlot >= 0) {
+    let ns = false
+    let pc = false
+    for (const w of writes) {
+      if (w.event === null) continue
+      const prefix = typePrefixOf(w.req.key)
+      if (prefix === NAMESPACES_PREFIX) ns = true
+      else if (prefix === PRIORITY_CLASSES_PREFIX) pc = true
+    }
+    if (ns) Atomics.add(counters, namespaceSlot, 1n)
+    if (pc) Atomics.add(counters, priorityClassSlot, 1n)
   }
   for (const w of writes) {
     if (w.failure) { reply(w.peer, w.failure); continue }
@@ -411,7 +422,7 @@ function handle(peer: Peer, req: ShardRequest): void {
 function init(task: ShardInit): { rv: number } {
   shard = task.shard
   counters = new BigInt64Array(task.counters)
-  if (task.shards !== undefined) namespaceSlot = namespaceWritesSlot(task.shards)
+  if (task.shards !== undefined) { namespaceSlot = namespaceWritesSlot(task.shards); priorityClassSlot = priorityClassWritesSlot(task.shards) }
   historyMs = task.watchHistoryMs
   historyCount = task.watchHistoryCount
   log = pino({ level: task.logLevel }).child({ actor: 'shard', shard })

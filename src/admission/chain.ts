@@ -1,11 +1,12 @@
-// Admission that needs the requesting user and live objects: NodeRestriction, and the RBAC escalation checks of role and binding writes.
+// Admission that needs the requesting user and live objects: Priority, NodeRestriction, and the RBAC escalation checks of role and binding writes.
 import { nodeIdentity } from '../machinery/node-refs.js'
-import { objectKey, recordObject } from '../machinery/storage-format.js'
+import { objectKey, recordObject, typePrefix } from '../machinery/storage-format.js'
 import type { Obj, ResolvedDefinition } from '../registry/define.js'
 import type { Store } from '../pipeline/store.js'
 import type { RequestContext } from '../pipeline/context.js'
 import type { AuthzClient } from '../../actors/authz/client.js'
 import { admitNodeRestriction, type AdmissionOperation, type NodeRestrictionLookups } from './node-restriction.js'
+import { admitPodPriority, priorityClassView, validatePriorityClassDefault, type PriorityClassView } from './priority.js'
 
 const RBAC_GROUP = 'rbac.authorization.orch.io'
 const RBAC_WRITES = new Set(['roles', 'clusterroles', 'rolebindings', 'clusterrolebindings'])
@@ -26,6 +27,38 @@ export const liveLookups: NodeRestrictionLookups = {
   getNode: (name) => read('nodes', '', name),
 }
 
+const SCHEDULING_GROUP = 'scheduling.orch.io'
+const PRIORITY_CLASSES_PREFIX = typePrefix(SCHEDULING_GROUP, 'priorityclasses')
+const EMPTY_VIEW: PriorityClassView = { byName: new Map(), globalDefault: undefined }
+/** The classes as last read, and the count of PriorityClass writes they were read at: while it stays, they stand. */
+let classes: PriorityClassView = EMPTY_VIEW
+let classesStamp = -1n
+
+/** The PriorityClasses, read again only after a PriorityClass write was acknowledged (a pod create reads no record). */
+function priorityClasses(): PriorityClassView {
+  if (!store) return EMPTY_VIEW
+  const stamp = store.priorityClassWrites()
+  if (stamp === classesStamp) return classes
+  const shard = store.shardFor(SCHEDULING_GROUP, 'priorityclasses')
+  // A snapshot taken after the count was read holds every write it counts.
+  store.snapshot(shard)
+  const objs: Obj[] = []
+  for (const { value } of store.range(shard, PRIORITY_CLASSES_PREFIX)) objs.push(JSON.parse(recordObject(value).toString('utf8')) as Obj)
+  classes = priorityClassView(objs)
+  classesStamp = stamp
+  return classes
+}
+
+/**
+ * Mutating admission, run after a write's defaults and before its strategy and validation (whoever asks): the
+ * Priority plugin's pod half. Throws the error to answer.
+ */
+export function admitMutating(ctx: RequestContext, def: ResolvedDefinition, operation: AdmissionOperation, object: Obj, oldObject?: Obj): void {
+  if (def.group !== '' || def.resource !== 'pods' || ctx.info.subresource !== '') return
+  const err = admitPodPriority(operation, ctx.info.name, object, oldObject, priorityClasses)
+  if (err) throw err
+}
+
 /**
  * Runs after a write's own admission (defaults, strategy, validation) and before it is stored. `object` is the new
  * object (absent on delete), `oldObject` the stored one (update, delete). Throws the error to answer. Returns a promise
@@ -33,6 +66,10 @@ export const liveLookups: NodeRestrictionLookups = {
  * put without a microtask turn in between.
  */
 export function admitPlugins(ctx: RequestContext, def: ResolvedDefinition, operation: AdmissionOperation, object?: Obj, oldObject?: Obj): void | Promise<void> {
+  if (def.group === SCHEDULING_GROUP && def.resource === 'priorityclasses' && object && ctx.info.subresource === '') {
+    const err = validatePriorityClassDefault(operation, ctx.info.name, object, priorityClasses)
+    if (err) throw err
+  }
   const u = ctx.user
   if (!u || u.groups.includes('system:masters')) return
   if (nodeIdentity(u.username, u.groups).isNode) {

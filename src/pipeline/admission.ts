@@ -16,6 +16,7 @@ import { RV_MARKER, type Attrs } from '../machinery/storage-format.js'
 import { dropNulls, type SchemaSet } from '../registry/schema.js'
 import type { Obj, ResolvedDefinition } from '../registry/define.js'
 import type { RequestContext } from './context.js'
+import { admitMutating } from '../admission/chain.js'
 
 let schemas: SchemaSet
 
@@ -316,6 +317,8 @@ export function admitCreate(ctx: RequestContext, def: ResolvedDefinition, o: Obj
   else delete m.generation
   def.strategy.default?.(o)
   track?.(o)
+  // Mutating admission after the writer's fields are tracked: what it sets belongs to no manager, as upstream.
+  admitMutating(ctx, def, 'CREATE', o)
   def.strategy.prepareForCreate?.(o, ctx.user)
   const errs = validateObjectMeta(m, { nameRule: def.strategy.nameRule ?? 'subdomain', namespaced: def.scope === 'Namespaced' })
   if (def.strategy.validate) errs.push(...def.strategy.validate(o))
@@ -377,6 +380,7 @@ export function admitUpdate(ctx: RequestContext, def: ResolvedDefinition, o: Obj
     if (m.managedFields !== undefined) o.metadata.managedFields = m.managedFields
   } else {
     def.strategy.default?.(o)
+    admitMutating(ctx, def, 'UPDATE', o, old)
     def.strategy.prepareForUpdate?.(o, old)
     if (om.deletionTimestamp !== undefined && Array.isArray(m.finalizers)) {
       // While deleting, finalizers may only be removed.

@@ -23,6 +23,7 @@ import { startControllers, type Controllers } from '../controllers/index.js'
 import { ApfController } from '../controllers/apf.js'
 import { FlowClient } from '../../actors/flow-control/client.js'
 import { reconcileRbacDefaults } from '../bootstrap/rbac.js'
+import { ensureSystemPriorityClasses } from '../bootstrap/priority-classes.js'
 import { Registry } from '../registry/index.js'
 import { shardOf } from '../machinery/sharding.js'
 
@@ -213,6 +214,8 @@ export async function start(options: Options, log: Logger): Promise<Server> {
   const mainAuthz = await connect(authzPool, 'main')
   const client = new InternalClient({ options: opts, counters, seats, rejected, state, heartbeats, shardPorts: mainShardPorts, authzPort: mainAuthz, authzVersions, tokens: tokenList, serviceAccounts, loopbackToken }, log)
   await client.bootstrapNamespaces(['default', 'orch-system', 'orch-public', 'orch-node-lease'])
+  // The built-in PriorityClasses (system-node-critical, system-cluster-critical), before the server is ready.
+  await ensureSystemPriorityClasses(client, log.child({ hook: 'scheduling/bootstrap-system-priority-classes' }))
   // APF: the mandatory and suggested configuration objects are in place (and in force) before the server is ready.
   const apf = opts.enablePriorityAndFairness ? new ApfController(client, new FlowClient(await connect(flowPool, 'main')), log.child({ controller: 'apf-config' })) : null
   await apf?.start()

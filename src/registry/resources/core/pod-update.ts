@@ -80,6 +80,9 @@ export function validatePodUpdate(o: Obj, old: Obj): FieldError[] {
   keepImages('initContainers')
   const restore = (key: string) => { if (prev[key] === undefined) delete munged[key]; else munged[key] = prev[key] }
   restore('activeDeadlineSeconds')
+  // The deprecated alias follows serviceAccountName (compared itself); a pod stored before the alias was filled in
+  // lacks it.
+  restore('serviceAccount')
   if (onlyAddedTolerations(spec.tolerations, prev.tolerations)) restore('tolerations')
   if (typeof prev.terminationGracePeriodSeconds === 'number' && prev.terminationGracePeriodSeconds < 0 && spec.terminationGracePeriodSeconds === 1) restore('terminationGracePeriodSeconds')
   const oldGates = arr(prev.schedulingGates)

@@ -42,6 +42,19 @@ function defaultContainer(c: Obj): void {
   for (const e of list(c.env)) if (isObj(e.valueFrom) && isObj(e.valueFrom.fieldRef)) e.valueFrom.fieldRef.apiVersion ??= 'v1'
 }
 
+/**
+ * spec.serviceAccount is a deprecated alias of spec.serviceAccountName (upstream's v1 conversion): a body with only the
+ * alias names the account through it, serviceAccountName wins when both are given, and the alias always mirrors it.
+ */
+function syncServiceAccount(spec: Obj): void {
+  const alias = spec.serviceAccount
+  if ((spec.serviceAccountName === undefined || spec.serviceAccountName === null || spec.serviceAccountName === '') && typeof alias === 'string' && alias !== '') {
+    spec.serviceAccountName = alias
+  }
+  if (typeof spec.serviceAccountName === 'string' && spec.serviceAccountName !== '') spec.serviceAccount = spec.serviceAccountName
+  else delete spec.serviceAccount
+}
+
 /** SetDefaults_PodSpec and the defaults of everything inside a pod spec; applies to pods and pod templates. */
 export function defaultPodSpec(spec: unknown): void {
   if (!isObj(spec)) return
@@ -50,6 +63,7 @@ export function defaultPodSpec(spec: unknown): void {
   spec.securityContext ??= {}
   spec.terminationGracePeriodSeconds ??= 30
   if (spec.schedulerName === undefined || spec.schedulerName === '') spec.schedulerName = 'default-scheduler'
+  syncServiceAccount(spec)
   for (const c of [...list(spec.initContainers), ...list(spec.containers), ...list(spec.ephemeralContainers)]) defaultContainer(c)
   for (const v of list(spec.volumes)) {
     for (const k of ['secret', 'configMap', 'downwardAPI', 'projected']) if (isObj(v[k])) v[k].defaultMode ??= 420
