@@ -1,5 +1,5 @@
 // Name, label, annotation and object-metadata validation with upstream's rules and messages.
-import { fieldInvalid, fieldRequired, fieldForbidden, type FieldError } from './errors.js'
+import { fieldInvalid, fieldRequired, fieldForbidden, fieldDuplicate, fieldNotSupported, fieldTooLong, type FieldError } from './errors.js'
 
 const DNS1123_LABEL = '[a-z0-9]([-a-z0-9]*[a-z0-9])?'
 const DNS1123_SUBDOMAIN = `${DNS1123_LABEL}(\\.${DNS1123_LABEL})*`
@@ -64,7 +64,8 @@ export function qualifiedName(v: string): string[] {
   }
   if (name.length === 0) errs.push('name part must be non-empty')
   else if (name.length > 63) errs.push('name part must be no more than 63 characters')
-  if (name.length > 0 && !qualifiedNameRe.test(name)) errs.push(QUALIFIED_MSG)
+  // An empty name part also fails the pattern: upstream reports both.
+  if (!qualifiedNameRe.test(name)) errs.push(QUALIFIED_MSG)
   return errs
 }
 
@@ -339,4 +340,74 @@ export function cidrContains(outer: Cidr, inner: Cidr): boolean {
     if ((outer.net[b] & m) !== (inner.net[b] & m)) return false
   }
   return true
+}
+
+// ---- label selectors, percentages and metav1 conditions (upstream meta/v1/validation and util/validation) ----
+
+const isObject = (v: unknown): v is Record<string, any> => typeof v === 'object' && v !== null && !Array.isArray(v)
+const strings = (v: unknown): unknown[] => (Array.isArray(v) ? v : [])
+
+/** Whether a selector's matchExpressions hold a value that is no label value (old objects may keep such values). */
+export function labelSelectorHasInvalidValue(sel: unknown): boolean {
+  if (!isObject(sel)) return false
+  return strings(sel.matchExpressions).some((e) => isObject(e) && strings(e.values).some((v) => labelValue(String(v)).length > 0))
+}
+
+/** Go's validation.RegexError: the message, examples and the pattern. */
+export function regexError(msg: string, pattern: string, ...examples: string[]): string {
+  if (examples.length === 0) return `${msg} (regex used for validation is '${pattern}')`
+  return `${msg} (e.g. ${examples.map((e) => `'${e}', `).join(' or ')}regex used for validation is '${pattern}')`
+}
+
+const PERCENT_FMT = '[0-9]+%'
+const percentRe = new RegExp(`^${PERCENT_FMT}$`)
+
+/** Problems of a percentage text such as `25%` (upstream IsValidPercent). */
+export function percentProblems(v: string): string[] {
+  return percentRe.test(v) ? [] : [regexError('a valid percent string must be a numeric string followed by an ending \'%\'', PERCENT_FMT, '1%', '93%')]
+}
+
+/** An int-or-percent that must not be negative nor above 100% (upstream ValidatePositiveIntOrPercent, IsNotMoreThan100Percent). */
+export function validateIntOrPercent(v: unknown, field: string): FieldError[] {
+  if (typeof v === 'number') return v < 0 ? [fieldInvalid(field, v, 'must be greater than or equal to 0')] : []
+  if (typeof v !== 'string') return []
+  const problems = percentProblems(v)
+  if (problems.length > 0) return problems.map((d) => fieldInvalid(field, v, d))
+  return Number(v.slice(0, -1)) > 100 ? [fieldInvalid(field, v, 'must not be greater than 100%')] : []
+}
+
+const CONDITION_REASON_FMT = '[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?'
+const conditionReasonRe = new RegExp(`^${CONDITION_REASON_FMT}$`)
+const CONDITION_REASON_MSG = 'a condition reason must start with alphabetic character, optionally followed by a string of alphanumeric characters or \'_,:\', and must end with an alphanumeric character or \'_\''
+
+/** metav1.Condition lists (upstream ValidateConditions): unique types, status enum, reason format, required times. */
+export function validateConditions(conditions: unknown, field: string): FieldError[] {
+  const errs: FieldError[] = []
+  const seen = new Set<string>()
+  strings(conditions).forEach((c, i) => {
+    const p = `${field}[${i}]`
+    const cond = isObject(c) ? c : {}
+    const type = typeof cond.type === 'string' ? cond.type : ''
+    if (seen.has(type)) errs.push(fieldDuplicate(p, type))
+    else seen.add(type)
+    if (type === '') errs.push(fieldRequired(`${p}.type`, 'is required'))
+    else for (const d of qualifiedName(type)) errs.push(fieldInvalid(`${p}.type`, type, d))
+    const status = typeof cond.status === 'string' ? cond.status : ''
+    if (status === '') errs.push(fieldRequired(`${p}.status`))
+    else if (!['True', 'False', 'Unknown'].includes(status)) errs.push(fieldNotSupported(`${p}.status`, status, ['False', 'True', 'Unknown']))
+    if (typeof cond.observedGeneration === 'number' && cond.observedGeneration < 0) {
+      errs.push(fieldInvalid(`${p}.observedGeneration`, cond.observedGeneration, 'must be greater than or equal to zero'))
+    }
+    if (cond.lastTransitionTime === undefined || cond.lastTransitionTime === '') errs.push(fieldRequired(`${p}.lastTransitionTime`))
+    const reason = typeof cond.reason === 'string' ? cond.reason : ''
+    if (reason === '') errs.push(fieldRequired(`${p}.reason`))
+    else {
+      if (!conditionReasonRe.test(reason)) {
+        errs.push(fieldInvalid(`${p}.reason`, reason, regexError(CONDITION_REASON_MSG, CONDITION_REASON_FMT, 'my_name', 'MY_NAME', 'MyName', 'ReasonA,ReasonB', 'ReasonA:ReasonB')))
+      }
+      if (reason.length > 1024) errs.push(fieldTooLong(`${p}.reason`, 1024))
+    }
+    if (typeof cond.message === 'string' && cond.message.length > 32 * 1024) errs.push(fieldTooLong(`${p}.message`, 32 * 1024))
+  })
+  return errs
 }
