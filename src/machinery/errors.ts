@@ -27,6 +27,8 @@ export interface FieldError {
   max?: number
   /** A problem upstream already meets while decoding the body (the request is then 400, not 422). */
   decode?: boolean
+  /** How upstream prints the value when it is not a plain string or number (a Go struct's %#v, a Quantity's String()). */
+  printed?: string
 }
 
 export class ApiError extends Error {
@@ -174,7 +176,11 @@ export function resourceNotFound(): ApiError {
 /** Go's %q for a string (close enough: JSON escaping with the same quote). */
 export function goQuote(s: string): string { return JSON.stringify(s) }
 
+/** A value printed as is (see FieldError.printed). */
+class PrintedValue { constructor(readonly text: string) {} }
+
 function printValue(v: unknown): string {
+  if (v instanceof PrintedValue) return v.text
   if (v === null || v === undefined) return 'null'
   if (typeof v === 'string') return goQuote(v)
   if (typeof v === 'number' || typeof v === 'boolean') return String(v)
@@ -183,6 +189,7 @@ function printValue(v: unknown): string {
 
 /** The body of a field error, without the field prefix (the cause's message). */
 export function fieldErrorBody(e: FieldError): string {
+  if (e.printed !== undefined) return fieldErrorBody({ ...e, printed: undefined, value: new PrintedValue(e.printed) })
   const tail = e.detail ? `: ${e.detail}` : ''
   switch (e.type) {
     case 'FieldValueRequired': return `Required value${tail}`
@@ -220,4 +227,6 @@ export function fieldInvalid(field: string, value: unknown, detail?: string): Fi
 export function fieldForbidden(field: string, detail?: string): FieldError { return { type: 'FieldValueForbidden', field, detail } }
 export function fieldNotSupported(field: string, value: unknown, supported: string[]): FieldError { return { type: 'FieldValueNotSupported', field, value, supported } }
 export function fieldTooLong(field: string, max: number): FieldError { return { type: 'FieldValueTooLong', field, max } }
+export function fieldInvalidPrinted(field: string, printed: string, detail?: string): FieldError { return { type: 'FieldValueInvalid', field, printed, detail } }
+export function fieldTooMany(field: string, count: number, max: number): FieldError { return { type: 'FieldValueTooMany', field, value: count, max } }
 export function fieldDuplicate(field: string, value: unknown): FieldError { return { type: 'FieldValueDuplicate', field, value } }
