@@ -25,11 +25,8 @@ export interface FieldError {
   supported?: string[]
   /** For TooLong / TooMany: the limit. */
   max?: number
-  /**
-   * How the value is printed when upstream's printing differs from ours: `omit` leaves it out (Go's
-   * field.OmitValueType), a string is printed as it is (a time as Go's time.String()).
-   */
-  shown?: 'omit' | { text: string }
+  /** `omit`: upstream leaves the value out of the message (Go's field.OmitValueType). */
+  shown?: 'omit'
   /** A problem upstream already meets while decoding the body (the request is then 400, not 422). */
   decode?: boolean
 }
@@ -180,8 +177,8 @@ export function resourceNotFound(): ApiError {
 export function goQuote(s: string): string { return JSON.stringify(s) }
 
 /**
- * A bad value that upstream prints with Go's %#v (a typed slice or struct such as
- * `[]networking.PolicyType{"Ingress", "Egress"}`): the text is printed as it is.
+ * A bad value that upstream prints in a form of its own — Go's %#v of a typed slice or struct such as
+ * `[]networking.PolicyType{"Ingress", "Egress"}`, a time's String(): the text is printed as it is.
  */
 export class GoValue {
   constructor(readonly text: string) {}
@@ -207,7 +204,7 @@ export function fieldErrorBody(e: FieldError): string {
   if (e.shown === 'omit' && e.type === 'FieldValueInvalid') return `Invalid value${tail}`
   switch (e.type) {
     case 'FieldValueRequired': return `Required value${tail}`
-    case 'FieldValueInvalid': return `Invalid value: ${e.shown !== undefined && e.shown !== 'omit' ? e.shown.text : printValue(e.value)}${tail}`
+    case 'FieldValueInvalid': return `Invalid value: ${printValue(e.value)}${tail}`
     case 'FieldValueTypeInvalid': return `Invalid value: ${printValue(e.value)}${tail}`
     case 'FieldValueNotSupported': return `Unsupported value: ${printValue(e.value)}${e.supported ? `: supported values: ${e.supported.map(goQuote).join(', ')}` : ''}`
     case 'FieldValueDuplicate': return `Duplicate value: ${printValue(e.value)}`
@@ -241,6 +238,8 @@ export function fieldInvalid(field: string, value: unknown, detail?: string): Fi
 export function fieldForbidden(field: string, detail?: string): FieldError { return { type: 'FieldValueForbidden', field, detail } }
 export function fieldNotSupported(field: string, value: unknown, supported: string[]): FieldError { return { type: 'FieldValueNotSupported', field, value, supported } }
 export function fieldTooLong(field: string, max: number): FieldError { return { type: 'FieldValueTooLong', field, max } }
+/** An Invalid error whose value upstream prints in a form of its own (a Go struct's %#v, a Quantity's String()). */
+export function fieldInvalidPrinted(field: string, printed: string, detail?: string): FieldError { return { type: 'FieldValueInvalid', field, value: new GoValue(printed), detail } }
 export function fieldDuplicate(field: string, value: unknown): FieldError { return { type: 'FieldValueDuplicate', field, value } }
 export function fieldTooMany(field: string, count: number, max: number): FieldError { return { type: 'FieldValueTooMany', field, value: count, max } }
 /** An Invalid error whose value upstream leaves out of the message (field.OmitValueType). */

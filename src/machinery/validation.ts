@@ -173,6 +173,8 @@ export function validateObjectMeta(meta: Record<string, any>, rules: MetaRules):
   return errs
 }
 
+// ---- more of upstream's format checks (apimachinery util/validation), each returning detail strings ----
+
 const DNS1035_LABEL = '[a-z]([-a-z0-9]*[a-z0-9])?'
 const dns1035Re = new RegExp(`^${DNS1035_LABEL}$`)
 const DNS1035_MSG = `a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an alphabetic character, and end with an alphanumeric character (e.g. 'my-name',  or 'abc-123', regex used for validation is '${DNS1035_LABEL}')`
@@ -185,9 +187,16 @@ export function dns1035Label(v: string): string[] {
   return errs
 }
 
-/** Problems of a port number (upstream IsValidPortNum). */
-export function portNumber(n: number): string[] {
-  return Number.isInteger(n) && n >= 1 && n <= 65535 ? [] : ['must be between 1 and 65535, inclusive']
+const WILDCARD_SUBDOMAIN = `\\*\\.${DNS1123_SUBDOMAIN}`
+const wildcardRe = new RegExp(`^${WILDCARD_SUBDOMAIN}$`)
+const WILDCARD_MSG = `a wildcard DNS-1123 subdomain must start with '*.', followed by a valid DNS subdomain, which must consist of lower case alphanumeric characters, '-' or '.' and end with an alphanumeric character (e.g. '*.example.com', regex used for validation is '${WILDCARD_SUBDOMAIN}')`
+
+/** `*.example.com`: a wildcard followed by a subdomain (RFC 1034 4.3.3). */
+export function wildcardSubdomain(v: string): string[] {
+  const errs: string[] = []
+  if (v.length > 253) errs.push('must be no more than 253 characters')
+  if (!wildcardRe.test(v)) errs.push(WILDCARD_MSG)
+  return errs
 }
 
 /** Problems of an IANA_SVC_NAME port name (upstream IsValidPortName). */
@@ -410,4 +419,77 @@ export function validateConditions(conditions: unknown, field: string): FieldErr
     if (typeof cond.message === 'string' && cond.message.length > 32 * 1024) errs.push(fieldTooLong(`${p}.message`, 32 * 1024))
   })
   return errs
+}
+
+export const PORT_RANGE_MSG = 'must be between 1 and 65535, inclusive'
+
+/** Problems of a port number (upstream IsValidPortNum). */
+export function portNumber(v: unknown): string[] {
+  return typeof v === 'number' && Number.isInteger(v) && v >= 1 && v <= 65535 ? [] : [PORT_RANGE_MSG]
+}
+
+const HTTP_PATH = "[A-Za-z0-9/\\-._~%!$&'()*+,;=:]+"
+const httpPathRe = new RegExp(`^${HTTP_PATH}$`)
+
+/** `acme.io/foo`: a subdomain, a slash, and HTTP path characters (IsDomainPrefixedPath). */
+export function domainPrefixedPath(field: string, v: string): FieldError[] {
+  if (v.length === 0) return [fieldRequired(field)]
+  const slash = v.indexOf('/')
+  if (slash <= 0 || slash === v.length - 1) return [fieldInvalid(field, v, 'must be a domain-prefixed path (such as "acme.io/foo")')]
+  const host = v.slice(0, slash)
+  const errs = dns1123Subdomain(host).map((d) => fieldInvalid(field, host, d))
+  const path = v.slice(slash + 1)
+  if (!httpPathRe.test(path)) errs.push(fieldInvalid(field, path, `Invalid path (regex used for validation is '${HTTP_PATH}')`))
+  return errs
+}
+
+/** A domain of at least three dot-separated segments (IsFullyQualifiedName). */
+export function fullyQualifiedName(field: string, v: string): FieldError[] {
+  if (v.length === 0) return [fieldRequired(field)]
+  const errs = dns1123Subdomain(v)
+  if (errs.length > 0) return [fieldInvalid(field, v, errs.join(','))]
+  if (v.split('.').length < 3) return [fieldInvalid(field, v, 'should be a domain with at least three segments separated by dots')]
+  return []
+}
+
+/** IPv4 dotted quad without leading zeros (what Go's netip accepts). */
+export function isIPv4(v: string): boolean {
+  const parts = v.split('.')
+  return parts.length === 4 && parts.every((p) => /^(0|[1-9]\d{0,2})$/.test(p) && Number(p) <= 255)
+}
+
+/** IPv6 in any of its textual forms (an embedded IPv4 tail allowed, no zone). */
+export function isIPv6(v: string): boolean {
+  if (v.includes('%') || !v.includes(':')) return false
+  let head = v
+  let groupsFromV4 = 0
+  const lastColon = v.lastIndexOf(':')
+  if (v.slice(lastColon + 1).includes('.')) {
+    if (!isIPv4(v.slice(lastColon + 1))) return false
+    head = v.slice(0, lastColon + 1) + '0:0'
+    groupsFromV4 = 0
+  }
+  const dbl = head.split('::')
+  if (dbl.length > 2) return false
+  const group = /^[0-9a-fA-F]{1,4}$/
+  const side = (s: string) => (s === '' ? [] : s.split(':'))
+  const left = side(dbl[0])
+  const right = dbl.length === 2 ? side(dbl[1]) : []
+  if (![...left, ...right].every((g) => group.test(g))) return false
+  const n = left.length + right.length + groupsFromV4
+  return dbl.length === 2 ? n < 8 : n === 8
+}
+
+export function isIP(v: string): boolean { return isIPv4(v) || isIPv6(v) }
+
+/** A CIDR: an address of either family and a prefix length within its size. */
+export function isCIDR(v: string): boolean {
+  const slash = v.indexOf('/')
+  if (slash < 0) return false
+  const ip = v.slice(0, slash)
+  const bits = v.slice(slash + 1)
+  if (!/^(0|[1-9]\d*)$/.test(bits)) return false
+  if (isIPv4(ip)) return Number(bits) <= 32
+  if (isIPv6(ip)) return Number(bits) <= 128
+  return false
 }

@@ -1,7 +1,11 @@
 // HorizontalPodAutoscaler (autoscaling/v2).
 import { defineResource, ALL_VERBS, statusSplit } from '../../define.js'
 import type { Obj } from '../../define.js'
+import { fieldForbidden, fieldInvalid, fieldInvalidPrinted, fieldNotSupported, fieldRequired } from '../../../machinery/errors.js'
+import type { FieldError } from '../../../machinery/errors.js'
+import { dns1123Label, pathSegmentName } from '../../../machinery/validation.js'
 import { ageColumn, int, nameColumn, quantityPtrString } from '../_printers.js'
+import { parseQuantity } from '../core/pods.js'
 
 function isObj(v: unknown): v is Obj { return v !== null && typeof v === 'object' && !Array.isArray(v) }
 
@@ -26,6 +30,145 @@ function defaultHPA(o: Obj): void {
     spec.behavior.scaleUp = scaleRules(spec.behavior.scaleUp, 0, [{ type: 'Pods', value: 4, periodSeconds: 15 }, { type: 'Percent', value: 100, periodSeconds: 15 }])
     spec.behavior.scaleDown = scaleRules(spec.behavior.scaleDown, 300, [{ type: 'Percent', value: 100, periodSeconds: 15 }])
   }
+}
+
+// ---- validation (upstream pkg/apis/autoscaling/validation) ----
+
+const MAX_PERIOD_SECONDS = 1800
+const MAX_STABILIZATION_WINDOW_SECONDS = 3600
+const METRIC_TYPES = ['ContainerResource', 'External', 'Object', 'Pods', 'Resource']
+const SOURCE_FIELDS: Record<string, string> = { Object: 'object', Pods: 'pods', Resource: 'resource', External: 'external', ContainerResource: 'containerResource' }
+const present = (v: unknown): boolean => v !== undefined && v !== null
+const str = (v: unknown): string => (typeof v === 'string' ? v : '')
+
+/** A Quantity's value as upstream prints it in a cause (its String()). */
+function quantityCause(field: string, q: unknown, detail: string): FieldError {
+  return fieldInvalidPrinted(field, String(q), detail)
+}
+
+function crossVersionRef(ref: unknown, path: string): FieldError[] {
+  const r: Obj = isObj(ref) ? ref : {}
+  const errs: FieldError[] = []
+  for (const key of ['kind', 'name']) {
+    const v = str(r[key])
+    if (v === '') errs.push(fieldRequired(`${path}.${key}`))
+    else for (const d of pathSegmentName(v)) errs.push(fieldInvalid(`${path}.${key}`, v, d))
+  }
+  return errs
+}
+
+function metricTarget(t: Obj, path: string): FieldError[] {
+  const errs: FieldError[] = []
+  if (str(t.type) === '') errs.push(fieldRequired(`${path}.type`, 'must specify a metric target type'))
+  if (!['Utilization', 'Value', 'AverageValue'].includes(t.type)) errs.push(fieldInvalid(`${path}.type`, t.type ?? '', 'must be either Utilization, Value, or AverageValue'))
+  for (const key of ['value', 'averageValue']) {
+    if (present(t[key]) && !(parseQuantity(t[key]) > 0)) errs.push(quantityCause(`${path}.${key}`, t[key], 'must be positive'))
+  }
+  if (present(t.averageUtilization) && t.averageUtilization < 1) errs.push(fieldInvalid(`${path}.averageUtilization`, t.averageUtilization, 'must be greater than 0'))
+  return errs
+}
+
+function metricIdentifier(m: unknown, path: string): FieldError[] {
+  const name = str(isObj(m) ? m.name : undefined)
+  if (name === '') return [fieldRequired(`${path}.name`, 'must specify a metric name')]
+  return pathSegmentName(name).map((d) => fieldInvalid(`${path}.name`, name, d))
+}
+
+function metricSource(key: string, src: Obj, path: string): FieldError[] {
+  const errs: FieldError[] = []
+  const target: Obj = isObj(src.target) ? src.target : {}
+  const tp = `${path}.target`
+  switch (key) {
+    case 'object':
+      errs.push(...crossVersionRef(src.describedObject, `${path}.describedObject`), ...metricIdentifier(src.metric, `${path}.metric`), ...metricTarget(target, tp))
+      if (!present(target.value) && !present(target.averageValue)) errs.push(fieldRequired(`${tp}.averageValue`, 'must set either a target value or averageValue'))
+      break
+    case 'external':
+      errs.push(...metricIdentifier(src.metric, `${path}.metric`), ...metricTarget(target, tp))
+      if (!present(target.value) && !present(target.averageValue)) errs.push(fieldRequired(`${tp}.averageValue`, 'must set either a target value for metric or a per-pod target'))
+      if (present(target.value) && present(target.averageValue)) errs.push(fieldForbidden(`${tp}.value`, 'may not set both a target value for metric and a per-pod target'))
+      break
+    case 'pods':
+      errs.push(...metricIdentifier(src.metric, `${path}.metric`), ...metricTarget(target, tp))
+      if (!present(target.averageValue)) errs.push(fieldRequired(`${tp}.averageValue`, 'must specify a positive target averageValue'))
+      break
+    case 'resource':
+    case 'containerResource':
+      if (str(src.name) === '') errs.push(fieldRequired(`${path}.name`, 'must specify a resource name'))
+      if (key === 'containerResource') {
+        const c = str(src.container)
+        if (c === '') errs.push(fieldRequired(`${path}.container`, 'must specify a container'))
+        else for (const d of dns1123Label(c)) errs.push(fieldInvalid(`${path}.container`, c, d))
+      }
+      errs.push(...metricTarget(target, tp))
+      if (!present(target.averageUtilization) && !present(target.averageValue)) errs.push(fieldRequired(`${tp}.averageUtilization`, 'must set either a target raw value or a target utilization'))
+      if (present(target.averageUtilization) && present(target.averageValue)) errs.push(fieldForbidden(`${tp}.averageValue`, 'may not set both a target raw value and a target utilization'))
+      break
+  }
+  return errs
+}
+
+function metricSpec(m: Obj, path: string): FieldError[] {
+  const errs: FieldError[] = []
+  const type = str(m.type)
+  if (type === '') errs.push(fieldRequired(`${path}.type`, 'must specify a metric source type'))
+  if (!METRIC_TYPES.includes(type)) errs.push(fieldNotSupported(`${path}.type`, type, METRIC_TYPES))
+  // Only the first source present (in upstream's order) is looked into.
+  const found: string[] = []
+  for (const key of ['object', 'external', 'pods', 'resource', 'containerResource']) {
+    if (!present(m[key])) continue
+    found.push(key)
+    if (found.length === 1) errs.push(...metricSource(key, isObj(m[key]) ? m[key] : {}, `${path}.${key}`))
+  }
+  const expected = SOURCE_FIELDS[type]
+  if (expected === undefined) errs.push(fieldNotSupported(`${path}.type`, type, METRIC_TYPES))
+  else if (!present(m[expected])) errs.push(fieldRequired(`${path}.${expected}`, 'must populate information for the given metric source'))
+  if (found.length !== 1) for (const key of found.filter((k) => k !== expected).sort()) errs.push(fieldForbidden(`${path}.${key}`, 'must populate the given metric source only'))
+  return errs
+}
+
+function scalingRules(rules: unknown, path: string): FieldError[] {
+  if (!isObj(rules)) return []
+  const errs: FieldError[] = []
+  const w = rules.stabilizationWindowSeconds
+  if (present(w) && w < 0) errs.push(fieldInvalid(`${path}.stabilizationWindowSeconds`, w, 'must be greater than or equal to zero'))
+  if (present(w) && w > MAX_STABILIZATION_WINDOW_SECONDS) errs.push(fieldInvalid(`${path}.stabilizationWindowSeconds`, w, `must be less than or equal to ${MAX_STABILIZATION_WINDOW_SECONDS}`))
+  if (present(rules.selectPolicy) && !['Disabled', 'Max', 'Min'].includes(rules.selectPolicy)) errs.push(fieldNotSupported(`${path}.selectPolicy`, rules.selectPolicy, ['Disabled', 'Max', 'Min']))
+  const policies: unknown[] = Array.isArray(rules.policies) ? rules.policies : []
+  if (policies.length === 0) errs.push(fieldRequired(`${path}.policies`, 'must specify at least one Policy'))
+  policies.forEach((p, i) => {
+    const pol: Obj = isObj(p) ? p : {}
+    const pp = `${path}.policies[${i}]`
+    if (pol.type !== 'Pods' && pol.type !== 'Percent') errs.push(fieldNotSupported(`${pp}.type`, pol.type ?? '', ['Percent', 'Pods']))
+    const value = pol.value ?? 0
+    if (!(value > 0)) errs.push(fieldInvalid(`${pp}.value`, value, 'must be greater than zero'))
+    const period = pol.periodSeconds ?? 0
+    if (!(period > 0)) errs.push(fieldInvalid(`${pp}.periodSeconds`, period, 'must be greater than zero'))
+    if (period > MAX_PERIOD_SECONDS) errs.push(fieldInvalid(`${pp}.periodSeconds`, period, `must be less than or equal to ${MAX_PERIOD_SECONDS}`))
+  })
+  return errs
+}
+
+/**
+ * validateHorizontalPodAutoscalerSpec. `minLower` is 1: the HPAScaleToZero gate (alpha) is not served, so 0 is only
+ * kept by an autoscaler that already has it (upstream's update rule).
+ */
+function validateHPA(o: Obj, minLower: number): FieldError[] {
+  const errs: FieldError[] = []
+  const spec: Obj = isObj(o.spec) ? o.spec : {}
+  const min = spec.minReplicas
+  const max = spec.maxReplicas ?? 0
+  if (present(min) && min < minLower) errs.push(fieldInvalid('spec.minReplicas', min, `must be greater than or equal to ${minLower}`))
+  if (max < 1) errs.push(fieldInvalid('spec.maxReplicas', max, 'must be greater than 0'))
+  if (present(min) && max < min) errs.push(fieldInvalid('spec.maxReplicas', max, 'must be greater than or equal to `minReplicas`'))
+  errs.push(...crossVersionRef(spec.scaleTargetRef, 'spec.scaleTargetRef'))
+  const metrics: unknown[] = Array.isArray(spec.metrics) ? spec.metrics : []
+  metrics.forEach((m, i) => errs.push(...metricSpec(isObj(m) ? m : {}, `spec.metrics[${i}]`)))
+  if (min === 0 && !metrics.some((m) => isObj(m) && (m.type === 'Object' || m.type === 'External'))) {
+    errs.push(fieldForbidden('spec.metrics', 'must specify at least one Object or External metric to support scaling to zero replicas'))
+  }
+  if (isObj(spec.behavior)) errs.push(...scalingRules(spec.behavior.scaleUp, 'spec.behavior.scaleUp'), ...scalingRules(spec.behavior.scaleDown, 'spec.behavior.scaleDown'))
+  return errs
 }
 
 /** One metric as `current/target`: averages get `(avg)` for object and external metrics, resources are named. */
@@ -86,7 +229,15 @@ export default defineResource({
   categories: ['all'],
   subresources: ['status'],
   schemaRef: 'io.orch.api.autoscaling.v2.HorizontalPodAutoscaler',
-  strategy: { ...statusSplit.strategy, default: defaultHPA, allowUnconditionalUpdate: true, nameRule: 'subdomain', hasGeneration: true },
+  strategy: {
+    ...statusSplit.strategy,
+    default: defaultHPA,
+    validate: (o) => validateHPA(o, 1),
+    validateUpdate: (o, old) => validateHPA(o, old.spec?.minReplicas === 0 ? 0 : 1),
+    allowUnconditionalUpdate: true,
+    nameRule: 'subdomain',
+    hasGeneration: true,
+  },
   status: statusSplit.status,
   table: [
     nameColumn(),

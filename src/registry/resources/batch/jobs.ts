@@ -2,7 +2,7 @@
 import { isDeepStrictEqual } from 'node:util'
 import { defineResource, ALL_VERBS, statusSplit, generationStrategy } from '../../define.js'
 import type { Obj } from '../../define.js'
-import { fieldDuplicate, fieldInvalid, fieldInvalidOmitted, fieldNotSupported, fieldRequired, fieldTooLong, fieldTooMany, goQuote } from '../../../machinery/errors.js'
+import { fieldDuplicate, fieldInvalid, fieldInvalidOmitted, fieldNotSupported, fieldRequired, fieldTooLong, fieldTooMany, goQuote, GoValue } from '../../../machinery/errors.js'
 import type { FieldError } from '../../../machinery/errors.js'
 import { ageColumn, containerColumns, formatLabelSelector, humanDuration, int, nameColumn, parseTime } from '../_printers.js'
 import { dns1123Label, dns1123Subdomain, qualifiedName, validateAnnotations, validateLabels } from '../../../machinery/validation.js'
@@ -196,8 +196,8 @@ function onExitCodesErrors(req: Obj, path: string, containerNames: Set<unknown>)
   const values: unknown[] = list(req.values)
   const vp = `${path}.values`
   // Go prints the list as a Go value: []int32{1, 2}, or []int32(nil) when it is missing.
-  const shown = { text: Array.isArray(req.values) ? `[]int32{${values.join(', ')}}` : '[]int32(nil)' }
-  if (values.length === 0) errs.push({ ...fieldInvalid(vp, req.values ?? null, 'at least one value is required'), shown })
+  const shown = new GoValue(Array.isArray(req.values) ? `[]int32{${values.join(', ')}}` : '[]int32(nil)')
+  if (values.length === 0) errs.push(fieldInvalid(vp, shown, 'at least one value is required'))
   else if (values.length > EXIT_CODE_VALUES_MAX) errs.push(fieldTooMany(vp, values.length, EXIT_CODE_VALUES_MAX))
   const seen = new Set<unknown>()
   let ordered = true
@@ -207,7 +207,7 @@ function onExitCodesErrors(req: Obj, path: string, containerNames: Set<unknown>)
     else seen.add(v)
     if (j > 0 && (values[j - 1] as number) > (v as number)) ordered = false
   })
-  if (!ordered) errs.push({ ...fieldInvalid(vp, values, 'must be ordered'), shown })
+  if (!ordered) errs.push(fieldInvalid(vp, shown, 'must be ordered'))
   return errs
 }
 
@@ -472,13 +472,13 @@ export function validateJobUpdate(o: Obj, old: Obj): FieldError[] {
 // ---- the status sub-resource (upstream ValidateJobUpdateStatus with the JobManagedBy options, on by default) ----
 
 /** A time as Go prints a metav1.Time in an error (time.String() in UTC), or null. */
-function shownTime(v: unknown): { text: string } {
-  if (typeof v !== 'string') return { text: 'null' }
+function shownTime(v: unknown): GoValue {
+  if (typeof v !== 'string') return new GoValue('null')
   const ms = Date.parse(v)
-  if (Number.isNaN(ms)) return { text: goQuote(v) }
+  if (Number.isNaN(ms)) return new GoValue(goQuote(v))
   const iso = new Date(ms).toISOString() // 2025-01-02T03:04:05.678Z
   const frac = iso.slice(19, 23).replace(/\.?0+$/, '')
-  return { text: `${iso.slice(0, 10)} ${iso.slice(11, 19)}${frac} +0000 UTC` }
+  return new GoValue(`${iso.slice(0, 10)} ${iso.slice(11, 19)}${frac} +0000 UTC`)
 }
 
 function sameTime(a: unknown, b: unknown): boolean {
@@ -548,11 +548,11 @@ export function validateJobStatusUpdate(o: Obj, old: Obj): FieldError[] {
   if ((completeChanged || failedChanged) && complete && failed) errs.push(fieldInvalidOmitted('status.conditions', 'cannot set Complete=True and Failed=true conditions'))
   if ((completeChanged || failureTargetChanged) && complete && failureTarget) errs.push(fieldInvalidOmitted('status.conditions', 'cannot set Complete=True and FailureTarget=true conditions'))
   if (completeChanged || completionChanged) {
-    if (isSet(st.completionTime) && !complete) errs.push({ ...fieldInvalid('status.completionTime', st.completionTime, 'cannot set completionTime when there is no Complete=True condition'), shown: shownTime(st.completionTime) })
+    if (isSet(st.completionTime) && !complete) errs.push(fieldInvalid('status.completionTime', shownTime(st.completionTime), 'cannot set completionTime when there is no Complete=True condition'))
     if (!isSet(st.completionTime) && complete) errs.push(fieldRequired('status.completionTime', 'completionTime is required for Complete jobs'))
   }
   if ((startChanged || completionChanged) && isSet(st.startTime) && isSet(st.completionTime) && Date.parse(st.completionTime) < Date.parse(st.startTime)) {
-    errs.push({ ...fieldInvalid('status.completionTime', st.completionTime, 'completionTime cannot be set before startTime'), shown: shownTime(st.completionTime) })
+    errs.push(fieldInvalid('status.completionTime', shownTime(st.completionTime), 'completionTime cannot be set before startTime'))
   }
   if ((failedChanged || failureTargetChanged) && failed && !failureTarget) errs.push(fieldInvalidOmitted('status.conditions', 'cannot set Failed=True condition without the FailureTarget=true condition'))
   if ((completeChanged || criteriaMetChanged) && complete && !criteriaMet) errs.push(fieldInvalidOmitted('status.conditions', 'cannot set Complete=True condition without the SuccessCriteriaMet=true condition'))
@@ -596,10 +596,10 @@ export function validateJobStatusUpdate(o: Obj, old: Obj): FieldError[] {
   const elastic = indexed && isSet(spec.completions) && spec.completions === spec.parallelism
   if (!elastic && num(st.succeeded) < num(prev.succeeded)) errs.push(fieldInvalid('status.succeeded', num(st.succeeded), 'cannot decrease the succeeded counter'))
   if (isSet(st.completionTime) && isSet(prev.completionTime) && completionChanged) {
-    errs.push({ ...fieldInvalid('status.completionTime', st.completionTime, 'completionTime cannot be mutated'), shown: shownTime(st.completionTime) })
+    errs.push(fieldInvalid('status.completionTime', shownTime(st.completionTime), 'completionTime cannot be mutated'))
   }
   if (startChanged && isSet(prev.startTime) && spec.suspend !== true) {
-    errs.push({ ...fieldInvalid('status.startTime', st.startTime ?? null, 'field is immutable for unsuspended job once set'), shown: shownTime(st.startTime) })
+    errs.push(fieldInvalid('status.startTime', shownTime(st.startTime), 'field is immutable for unsuspended job once set'))
   }
   if (wasCriteriaMet && !criteriaMet) errs.push(fieldInvalidOmitted('status.conditions', 'cannot disable the SuccessCriteriaMet=True condition'))
   if (wasComplete && !wasCriteriaMet && criteriaMet) errs.push(fieldInvalidOmitted('status.conditions', 'cannot set SuccessCriteriaMet=True for Job already has Complete=true conditions'))
