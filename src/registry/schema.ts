@@ -2,6 +2,7 @@
 import { existsSync, readFileSync } from 'node:fs'
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv'
 import type { FieldError } from '../machinery/errors.js'
+import { canonicalQuantity, quantityParseError } from '../machinery/quantity.js'
 
 export type SchemaNode = Record<string, any>
 
@@ -24,7 +25,7 @@ export const QUANTITY_PATTERN = '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'
 /** Swagger 2 leaves to JSON Schema for ajv: int-or-string, quantities, free-form JSON, integer ranges, no formats. */
 function adapt(name: string, node: SchemaNode): SchemaNode {
   if (name.endsWith('.IntOrString')) return { type: ['integer', 'string'] }
-  if (name.endsWith('.Quantity')) return { type: ['string', 'number'], pattern: QUANTITY_PATTERN }
+  if (name.endsWith('.Quantity')) return { type: ['string', 'number'], pattern: QUANTITY_PATTERN, orchQuantity: true }
   if (/\.JSON(SchemaPropsOr\w+)?$/.test(name)) return {}
   return strip(node)
 }
@@ -162,6 +163,7 @@ function toFieldError(obj: unknown, e: ErrorObject, defs: Record<string, SchemaN
     // Upstream fails to decode these (a quantity that does not parse, an int32 out of range): `decode` marks them.
     return { type: 'FieldValueInvalid', field, value, decode: true, detail: `quantities must match the regular expression '${QUANTITY_PATTERN}'` }
   }
+  if (e.keyword === 'orchQuantity') return { type: 'FieldValueInvalid', field, value, decode: true, detail: e.message ?? 'unable to parse quantity' }
   if (e.keyword === 'minimum' || e.keyword === 'maximum') {
     const text = unmarshalTypeText(defs, root, e.instancePath, value, true) ?? `json: cannot unmarshal number ${String(value)} into Go struct field ${field} of type int32`
     return { type: 'FieldValueInvalid', field, value, decode: true, detail: text }
@@ -172,6 +174,25 @@ function toFieldError(obj: unknown, e: ErrorObject, defs: Record<string, SchemaN
   return { type: 'FieldValueInvalid', field, value, detail: e.message ?? e.keyword }
 }
 
+/**
+ * The `orchQuantity` keyword: a quantity that matches the grammar but does not parse is a decode error (upstream's
+ * text); one that parses is replaced by upstream's serialisation of it (`1000m` → `1`, `0.5` → `500m`), as a Go
+ * client reads it back. What fails the type or the pattern is left to those keywords.
+ */
+function canonicalizeQuantity(this: unknown, _schema: unknown, data: unknown, _parent?: unknown, cxt?: { parentData: any; parentDataProperty: string | number }): boolean {
+  if (typeof data !== 'string' && typeof data !== 'number') return true
+  if (typeof data === 'string' && !QUANTITY_RE.test(data)) return true
+  const problem = quantityParseError(data)
+  if (problem !== undefined) {
+    (canonicalizeQuantity as unknown as { errors: unknown[] }).errors = [{ keyword: 'orchQuantity', message: problem, params: {} }]
+    return false
+  }
+  const c = canonicalQuantity(data)
+  if (c !== undefined && c !== data && cxt !== undefined) cxt.parentData[cxt.parentDataProperty] = c
+  return true
+}
+const QUANTITY_RE = new RegExp(QUANTITY_PATTERN)
+
 export class SchemaSet {
   #ajv: Ajv
   #compiled = new Map<string, ValidateFunction>()
@@ -180,6 +201,7 @@ export class SchemaSet {
   constructor(defs: Record<string, SchemaNode> = loadDefinitions()) {
     this.#defs = defs
     this.#ajv = new Ajv({ allErrors: true, strict: false, validateFormats: false })
+    this.#ajv.addKeyword({ keyword: 'orchQuantity', modifying: true, errors: true, validate: canonicalizeQuantity })
     const adapted: Record<string, SchemaNode> = {}
     for (const [k, v] of Object.entries(defs)) adapted[k] = adapt(k, v)
     this.#ajv.addSchema({ $id: 'orch', definitions: adapted })

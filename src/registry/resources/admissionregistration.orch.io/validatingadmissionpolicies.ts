@@ -1,7 +1,7 @@
 // ValidatingAdmissionPolicy (admissionregistration.orch.io/v1, cluster-scoped).
 import { defineResource, ALL_VERBS, statusSplit } from '../../define.js'
 import type { Obj } from '../../define.js'
-import { defaultMatchResources } from './validatingwebhookconfigurations.js'
+import { defaultMatchResources, ruleErrors } from './validatingwebhookconfigurations.js'
 import { fieldDuplicate, fieldInvalid, fieldNotSupported, fieldRequired, goQuote, goStringSlice, GoValue, type FieldError } from '../../../machinery/errors.js'
 import { dns1035Label, dns1123Subdomain, pathSegmentName, qualifiedName, validateLabelSelector } from '../../../machinery/validation.js'
 import { celCompileProblem, type CelDeclarations, type CelResult } from '../../../machinery/cel.js'
@@ -17,35 +17,7 @@ function str(v: unknown): string { return typeof v === 'string' ? v : '' }
 const OPERATIONS = ['*', 'CONNECT', 'CREATE', 'DELETE', 'UPDATE']
 const SCOPES = ['*', 'Cluster', 'Namespaced']
 
-/** upstream validateResources: sub-resource wildcards may not overlap. */
-function validateResources(resources: unknown[], f: string): FieldError[] {
-  const errs: FieldError[] = []
-  if (resources.length === 0) errs.push(fieldRequired(f))
-  const withWildcardSub = new Set<string>()
-  const subWithWildcardRes = new Set<string>()
-  let doubleWildcard = false
-  let singleWildcard = false
-  let withoutSub = false
-  resources.forEach((x, i) => {
-    const r = str(x)
-    if (r === '') { errs.push(fieldRequired(`${f}[${i}]`)); return }
-    if (r === '*/*') doubleWildcard = true
-    if (r === '*') singleWildcard = true
-    const slash = r.indexOf('/')
-    if (slash < 0) { withoutSub = r !== '*'; return }
-    const res = r.slice(0, slash)
-    const sub = r.slice(slash + 1)
-    if (withWildcardSub.has(res)) errs.push(fieldInvalid(`${f}[${i}]`, r, `if '${res}/*' is present, must not specify ${r}`))
-    if (subWithWildcardRes.has(sub)) errs.push(fieldInvalid(`${f}[${i}]`, r, `if '*/${sub}' is present, must not specify ${r}`))
-    if (sub === '*') withWildcardSub.add(res)
-    if (res === '*') subWithWildcardRes.add(sub)
-  })
-  if (resources.length > 1 && doubleWildcard) errs.push(fieldInvalid(f, goStringSlice('string', resources), "if '*/*' is present, must not specify other resources"))
-  if (singleWildcard && withoutSub) errs.push(fieldInvalid(f, goStringSlice('string', resources), "if '*' is present, must not specify other resources without subresources"))
-  return errs
-}
-
-/** upstream validateNamedRuleWithOperations, validateRuleWithOperations and validateRule. */
+/** upstream validateNamedRuleWithOperations: resource names, then the rule as webhooks have it. */
 function validateNamedRule(rule: Obj, f: string): FieldError[] {
   const errs: FieldError[] = []
   const names = new Set<string>()
@@ -55,19 +27,7 @@ function validateNamedRule(rule: Obj, f: string): FieldError[] {
     if (names.has(n)) errs.push(fieldDuplicate(`${f}.resourceNames[${i}]`, n))
     names.add(n)
   })
-  const ops = list(rule.operations)
-  if (ops.length === 0) errs.push(fieldRequired(`${f}.operations`))
-  if (ops.length > 1 && ops.includes('*')) errs.push(fieldInvalid(`${f}.operations`, goStringSlice('admissionregistration.OperationType', ops), "if '*' is present, must not specify other operations"))
-  ops.forEach((o, i) => { if (!OPERATIONS.includes(o as string)) errs.push(fieldNotSupported(`${f}.operations[${i}]`, o, OPERATIONS)) })
-  const groups = list(rule.apiGroups)
-  if (groups.length === 0) errs.push(fieldRequired(`${f}.apiGroups`))
-  if (groups.length > 1 && groups.includes('*')) errs.push(fieldInvalid(`${f}.apiGroups`, goStringSlice('string', groups), "if '*' is present, must not specify other API groups"))
-  const versions = list(rule.apiVersions)
-  if (versions.length === 0) errs.push(fieldRequired(`${f}.apiVersions`))
-  if (versions.length > 1 && versions.includes('*')) errs.push(fieldInvalid(`${f}.apiVersions`, goStringSlice('string', versions), "if '*' is present, must not specify other API versions"))
-  versions.forEach((v, i) => { if (str(v) === '') errs.push(fieldRequired(`${f}.apiVersions[${i}]`)) })
-  errs.push(...validateResources(list(rule.resources), `${f}.resources`))
-  if (rule.scope !== undefined && rule.scope !== null && !SCOPES.includes(rule.scope)) errs.push(fieldNotSupported(`${f}.scope`, rule.scope, SCOPES))
+  errs.push(...ruleErrors(rule, f))
   return errs
 }
 

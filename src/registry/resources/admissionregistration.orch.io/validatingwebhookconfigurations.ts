@@ -2,7 +2,7 @@
 // Also exports the defaulting shared by the admission registration types.
 import { defineResource, ALL_VERBS } from '../../define.js'
 import type { Obj } from '../../define.js'
-import { fieldDuplicate, fieldInvalid, fieldInvalidPrinted, fieldNotSupported, fieldRequired, goQuote } from '../../../machinery/errors.js'
+import { fieldDuplicate, fieldInvalid, fieldNotSupported, fieldRequired, goStringSlice } from '../../../machinery/errors.js'
 import type { FieldError } from '../../../machinery/errors.js'
 import { dns1035Label, dns1123Subdomain, fullyQualifiedName, portNumber } from '../../../machinery/validation.js'
 import { ageColumn, nameColumn } from '../_printers.js'
@@ -10,8 +10,6 @@ import { ageColumn, nameColumn } from '../_printers.js'
 function isObj(v: unknown): v is Obj { return v !== null && typeof v === 'object' && !Array.isArray(v) }
 const strings = (v: unknown): string[] => (Array.isArray(v) ? v.map((x) => (typeof x === 'string' ? x : String(x))) : [])
 const str = (v: unknown): string => (typeof v === 'string' ? v : '')
-/** A []string as Go's %#v prints it. */
-const goStrings = (v: string[]): string => `[]string{${v.map(goQuote).join(', ')}}`
 
 // ---- validation (upstream pkg/apis/admissionregistration/validation, admission v1 rules) ----
 
@@ -41,24 +39,24 @@ function resourcesErrors(resources: string[], path: string): FieldError[] {
     if (sub === '*') withWildcardSub.add(res)
     if (res === '*') subWithWildcardRes.add(sub)
   })
-  if (resources.length > 1 && doubleWildcard) errs.push(fieldInvalidPrinted(path, goStrings(resources), "if '*/*' is present, must not specify other resources"))
-  if (singleWildcard && plainResource) errs.push(fieldInvalidPrinted(path, goStrings(resources), "if '*' is present, must not specify other resources without subresources"))
+  if (resources.length > 1 && doubleWildcard) errs.push(fieldInvalid(path, goStringSlice('string', resources), "if '*/*' is present, must not specify other resources"))
+  if (singleWildcard && plainResource) errs.push(fieldInvalid(path, goStringSlice('string', resources), "if '*' is present, must not specify other resources without subresources"))
   return errs
 }
 
-/** validateRuleWithOperations: operations, groups, versions, resources (subresources allowed) and scope. */
+/** validateRuleWithOperations: operations, groups, versions, resources (subresources allowed) and scope (webhooks and policies). */
 export function ruleErrors(rule: Obj, path: string): FieldError[] {
   const errs: FieldError[] = []
   const ops = strings(rule.operations)
   if (ops.length === 0) errs.push(fieldRequired(`${path}.operations`))
-  if (ops.length > 1 && ops.includes('*')) errs.push(fieldInvalidPrinted(`${path}.operations`, `[]admissionregistration.OperationType{${ops.map(goQuote).join(', ')}}`, "if '*' is present, must not specify other operations"))
+  if (ops.length > 1 && ops.includes('*')) errs.push(fieldInvalid(`${path}.operations`, goStringSlice('admissionregistration.OperationType', ops), "if '*' is present, must not specify other operations"))
   ops.forEach((op, i) => { if (!OPERATIONS.includes(op)) errs.push(fieldNotSupported(`${path}.operations[${i}]`, op, OPERATIONS)) })
   const groups = strings(rule.apiGroups)
   if (groups.length === 0) errs.push(fieldRequired(`${path}.apiGroups`))
-  if (groups.length > 1 && groups.includes('*')) errs.push(fieldInvalidPrinted(`${path}.apiGroups`, goStrings(groups), "if '*' is present, must not specify other API groups"))
+  if (groups.length > 1 && groups.includes('*')) errs.push(fieldInvalid(`${path}.apiGroups`, goStringSlice('string', groups), "if '*' is present, must not specify other API groups"))
   const versions = strings(rule.apiVersions)
   if (versions.length === 0) errs.push(fieldRequired(`${path}.apiVersions`))
-  if (versions.length > 1 && versions.includes('*')) errs.push(fieldInvalidPrinted(`${path}.apiVersions`, goStrings(versions), "if '*' is present, must not specify other API versions"))
+  if (versions.length > 1 && versions.includes('*')) errs.push(fieldInvalid(`${path}.apiVersions`, goStringSlice('string', versions), "if '*' is present, must not specify other API versions"))
   versions.forEach((v, i) => { if (v === '') errs.push(fieldRequired(`${path}.apiVersions[${i}]`)) })
   errs.push(...resourcesErrors(strings(rule.resources), `${path}.resources`))
   if (rule.scope !== undefined && rule.scope !== null && !SCOPES.includes(rule.scope)) errs.push(fieldNotSupported(`${path}.scope`, rule.scope, SCOPES))
@@ -149,7 +147,7 @@ function reviewVersionErrors(versions: string[], path: string): FieldError[] {
     seen.add(v)
     for (const d of dns1035Label(v)) errs.push(fieldInvalid(`${path}[${i}]`, v, d))
   })
-  if (!versions.some((v) => REVIEW_VERSIONS.includes(v))) errs.push(fieldInvalidPrinted(path, goStrings(versions), `must include at least one of ${REVIEW_VERSIONS.join(', ')}`))
+  if (!versions.some((v) => REVIEW_VERSIONS.includes(v))) errs.push(fieldInvalid(path, goStringSlice('string', versions), `must include at least one of ${REVIEW_VERSIONS.join(', ')}`))
   return errs
 }
 
