@@ -240,6 +240,7 @@ export function fieldNotSupported(field: string, value: unknown, supported: stri
 export function fieldTooLong(field: string, max: number): FieldError { return { type: 'FieldValueTooLong', field, max } }
 /** An Invalid error whose value upstream prints in a form of its own (a Go struct's %#v, a Quantity's String()). */
 export function fieldInvalidPrinted(field: string, printed: string, detail?: string): FieldError { return { type: 'FieldValueInvalid', field, value: new GoValue(printed), detail } }
+export function fieldNotFound(field: string, value: unknown): FieldError { return { type: 'FieldValueNotFound', field, value } }
 export function fieldDuplicate(field: string, value: unknown): FieldError { return { type: 'FieldValueDuplicate', field, value } }
 export function fieldTooMany(field: string, count: number, max: number): FieldError { return { type: 'FieldValueTooMany', field, value: count, max } }
 /** An Invalid error whose value upstream leaves out of the message (field.OmitValueType). */

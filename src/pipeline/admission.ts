@@ -325,7 +325,7 @@ export function admitCreate(ctx: RequestContext, def: ResolvedDefinition, o: Obj
   assertValid(def, o, errs)
 }
 
-export type UpdateTarget = 'main' | 'status' | 'finalize' | 'binding'
+export type UpdateTarget = 'main' | 'status' | 'finalize' | 'binding' | 'ephemeralcontainers'
 
 /** Update: carry over what the client may not change, then validate; generation follows spec changes. */
 export function admitUpdate(ctx: RequestContext, def: ResolvedDefinition, o: Obj, old: Obj, target: UpdateTarget): void {
@@ -372,6 +372,20 @@ export function admitUpdate(ctx: RequestContext, def: ResolvedDefinition, o: Obj
   } else if (target === 'binding') {
     // pods/binding: its own mutation set spec.nodeName, annotations and the PodScheduled condition on the stored pod;
     // nothing else is taken from the request, and the pod update rules (which forbid nodeName changes) do not apply.
+  } else if (target === 'ephemeralcontainers') {
+    // pods/ephemeralcontainers changes spec.ephemeralContainers only (upstream dropNonEphemeralContainerUpdates): the
+    // body's containers are defaulted as any pod's; the rest of spec, status and metadata (but for managedFields, as
+    // for status) are the stored ones.
+    def.strategy.default?.(o)
+    const added = o.spec?.ephemeralContainers
+    const managed = m.managedFields
+    for (const k of Object.keys(o)) delete o[k]
+    Object.assign(o, structuredClone(old))
+    o.metadata = { ...o.metadata, resourceVersion: m.resourceVersion }
+    if (managed !== undefined) o.metadata.managedFields = managed
+    o.spec = { ...(o.spec ?? {}) }
+    if (added === undefined || added === null) delete o.spec.ephemeralContainers
+    else o.spec.ephemeralContainers = added
   } else if (target === 'status') {
     // The status sub-resource changes status only: metadata is the stored one but for managedFields, which an apply
     // has already set for this write (upstream's ResetObjectMetaForStatus keeps them too); an Update is tracked later.
@@ -399,6 +413,8 @@ export function admitUpdate(ctx: RequestContext, def: ResolvedDefinition, o: Obj
     else if (def.strategy.validate) errs.push(...def.strategy.validate(o))
   } else if (target === 'status' && def.status?.validateUpdate) {
     errs.push(...def.status.validateUpdate(o, old))
+  } else if (target === 'ephemeralcontainers' && def.ephemeralContainers?.validateUpdate) {
+    errs.push(...def.ephemeralContainers.validateUpdate(o, old))
   }
   assertValid(def, o, errs)
 }

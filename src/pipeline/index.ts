@@ -11,6 +11,7 @@ import { getScale, patchScale, updateScale } from './scale.js'
 import { patch } from './patch.js'
 import { negotiate } from './encode.js'
 import { virtualRoute } from './reviews.js'
+import { connect, connectSubresource } from './connect.js'
 import { metadataFormOf, tableVersionOf } from './table.js'
 import type { RequestContext, Response } from './context.js'
 
@@ -126,6 +127,9 @@ function route(ctx: RequestContext): Response | Promise<Response> {
   // Virtual resources (access reviews, SelfSubjectReview, TokenReview, serviceaccounts/token) store nothing.
   const virtual = virtualRoute(ctx, def)
   if (virtual) return virtual
+  // Connect sub-resources (log, exec, attach, portforward, proxy) answer what they can without a kubelet.
+  const connectSub = connectSubresource(def, i.subresource)
+  if (connectSub !== undefined) return connect(ctx, def, connectSub)
   if (ctx.method === 'HEAD') throw methodNotAllowed()
   // The response form is settled before anything is written: a 406 must change nothing.
   const accept = ctx.headers['accept']
@@ -160,7 +164,8 @@ function routeSubresource(ctx: RequestContext, def: ResolvedDefinition): Respons
   const i = ctx.info
   const sub = i.subresource as 'status' | 'scale'
   const isNamespaceFinalize = def.group === '' && def.resource === 'namespaces' && i.subresource === 'finalize'
-  if (!def.subresources?.includes(sub) && !isNamespaceFinalize) throw resourceNotFound()
+  const isEphemeral = def.ephemeralContainers !== undefined && i.subresource === 'ephemeralcontainers'
+  if (!def.subresources?.includes(sub) && !isNamespaceFinalize && !isEphemeral) throw resourceNotFound()
   if (i.name === '') throw resourceNotFound()
   switch (`${sub} ${i.verb}`) {
     case 'status get': return get(ctx, def)
@@ -170,6 +175,9 @@ function routeSubresource(ctx: RequestContext, def: ResolvedDefinition): Respons
     case 'scale update': return updateScale(ctx, def)
     case 'scale patch': return patchScale(ctx, def)
     case 'finalize update': return update(ctx, def, 'finalize')
+    case 'ephemeralcontainers get': return get(ctx, def)
+    case 'ephemeralcontainers update': return update(ctx, def, 'ephemeralcontainers')
+    case 'ephemeralcontainers patch': return patch(ctx, def, 'ephemeralcontainers')
     default: throw methodNotAllowed()
   }
 }

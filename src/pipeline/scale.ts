@@ -16,6 +16,34 @@ function at(o: Obj, path: string): unknown {
   return cur
 }
 
+const isObj = (v: unknown): v is Obj => v !== null && typeof v === 'object' && !Array.isArray(v)
+const byKey = (a: [string, string], b: [string, string]) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0)
+
+/** A label set as a selector string (upstream labels.SelectorFromSet(set).String()): `k=v` sorted by key. */
+function setSelectorString(set: Obj): string {
+  return Object.entries(set).map(([k, v]): [string, string] => [k, `${k}=${String(v)}`]).sort(byKey).map((e) => e[1]).join(',')
+}
+
+/**
+ * A metav1.LabelSelector as a selector string (upstream LabelSelectorAsSelector(...).String()): one requirement per
+ * matchLabels entry and per expression, sorted by key; values of in/notin sorted.
+ */
+function labelSelectorString(sel: Obj): string {
+  const reqs: Array<[string, string]> = []
+  if (isObj(sel.matchLabels)) for (const [k, v] of Object.entries(sel.matchLabels)) reqs.push([k, `${k}=${String(v)}`])
+  for (const e of Array.isArray(sel.matchExpressions) ? sel.matchExpressions : []) {
+    if (!isObj(e) || typeof e.key !== 'string') continue
+    const values = (Array.isArray(e.values) ? e.values.map(String) : []).sort().join(',')
+    switch (e.operator) {
+      case 'In': reqs.push([e.key, `${e.key} in (${values})`]); break
+      case 'NotIn': reqs.push([e.key, `${e.key} notin (${values})`]); break
+      case 'Exists': reqs.push([e.key, e.key]); break
+      case 'DoesNotExist': reqs.push([e.key, `!${e.key}`]); break
+    }
+  }
+  return reqs.sort(byKey).map((r) => r[1]).join(',')
+}
+
 function scaleOf(def: ResolvedDefinition, o: Obj): Obj {
   const s = def.scale ?? { specReplicasPath: 'spec.replicas', statusReplicasPath: 'status.replicas', labelSelectorPath: 'status.selector' }
   const m = o.metadata
@@ -26,8 +54,8 @@ function scaleOf(def: ResolvedDefinition, o: Obj): Obj {
   meta.creationTimestamp = m.creationTimestamp
   const status: Obj = { replicas: (at(o, s.statusReplicasPath) as number | undefined) ?? 0 }
   const sel = s.labelSelectorPath ? at(o, s.labelSelectorPath) : undefined
-  if (typeof sel === 'string' && sel !== '') status.selector = sel
-  else if (o.spec?.selector?.matchLabels) status.selector = Object.entries(o.spec.selector.matchLabels as Record<string, string>).map(([k, v]) => `${k}=${v}`).join(',')
+  const text = typeof sel === 'string' ? sel : isObj(sel) ? (s.selectorIsSet ? setSelectorString(sel) : labelSelectorString(sel)) : ''
+  if (text !== '') status.selector = text
   return { kind: 'Scale', apiVersion: 'autoscaling/v1', metadata: meta, spec: { replicas: (at(o, s.specReplicasPath) as number | undefined) ?? 0 }, status }
 }
 

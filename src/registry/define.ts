@@ -64,12 +64,17 @@ export interface ResourceDefinition {
   categories?: string[]
   /** Supported sub-resources; status and scale are served generically. */
   subresources?: Array<'status' | 'scale'>
-  /** For scale: where the scale fields live. */
-  scale?: { specReplicasPath: string; statusReplicasPath: string; labelSelectorPath?: string }
+  /**
+   * For scale: where the scale fields live. The selector at labelSelectorPath is a metav1.LabelSelector, or a label set
+   * when `selectorIsSet` (a ReplicationController's spec.selector); either is answered in status.selector as its string.
+   */
+  scale?: { specReplicasPath: string; statusReplicasPath: string; labelSelectorPath?: string; selectorIsSet?: boolean }
   /** Name of the schema definition in the generated schema data (src/registry/schemas). */
   schemaRef: string
   strategy?: Strategy
   status?: SubresourceStrategy
+  /** Pods only: the checks of an update through pods/ephemeralcontainers (which changes spec.ephemeralContainers only). */
+  ephemeralContainers?: SubresourceStrategy
   table?: TableColumn[]
   /** Field selector name → value extractor. metadata.name and metadata.namespace are always there. */
   fieldSelectors?: Record<string, (o: Obj) => string>

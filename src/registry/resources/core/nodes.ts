@@ -40,6 +40,8 @@ export default defineResource({
   verbs: ALL_VERBS,
   shortNames: ['no'],
   subresources: ['status'],
+  // Listed for clients; answered by src/pipeline/connect.ts (this server proxies to no node or pod).
+  virtualSubresources: [{ name: 'proxy', group: '', version: 'v1', kind: 'NodeProxyOptions', verbs: ['create', 'delete', 'get', 'patch', 'update'] }],
   schemaRef: 'io.orch.api.core.v1.Node',
   strategy: {
     // SetDefaults_NodeStatus: allocatable defaults to capacity.

@@ -112,3 +112,28 @@ export function validatePodUpdate(o: Obj, old: Obj): FieldError[] {
   }
   return errs
 }
+
+const MIRROR_POD = 'kubernetes.io/config.mirror'
+
+/**
+ * An update through pods/ephemeralcontainers (upstream ValidatePodEphemeralContainersUpdate): the pod's spec must be
+ * valid (`specErrors`), a mirror pod takes none, and the ephemeral containers already there stay, unchanged (patches
+ * may reorder them, so each is found by name).
+ */
+export function validateEphemeralContainersUpdate(o: Obj, old: Obj, specErrors: FieldError[]): FieldError[] {
+  const annotations = isMap(old.metadata?.annotations) ? old.metadata.annotations : {}
+  if (Object.prototype.hasOwnProperty.call(annotations, MIRROR_POD)) return [fieldForbidden('[]', 'static pods do not support ephemeral containers')]
+  const errs = [...specErrors]
+  const next = new Map<string, Obj>()
+  for (const c of arr(o.spec?.ephemeralContainers)) if (isMap(c) && typeof c.name === 'string') next.set(c.name, c)
+  for (const prev of arr(old.spec?.ephemeralContainers)) {
+    const now = next.get(prev?.name)
+    if (now === undefined) errs.push(fieldForbidden('spec.ephemeralContainers', `existing ephemeral containers ${JSON.stringify(prev?.name)} may not be removed\n`))
+    else if (!isDeepStrictEqual(now, prev)) {
+      const diff: string[] = []
+      differences(now, prev, 'ephemeralContainer', diff)
+      errs.push(fieldForbidden('spec.ephemeralContainers', `existing ephemeral containers ${JSON.stringify(prev.name)} may not be changed\n${diff.join('\n')}`))
+    }
+  }
+  return errs
+}

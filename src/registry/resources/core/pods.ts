@@ -1,10 +1,10 @@
 // Pod (v1). Also exports the pod-spec defaulting and validation that workload types apply to their templates.
 import { defineResource, ALL_VERBS, statusSplit } from '../../define.js'
 import type { Obj } from '../../define.js'
-import { fieldDuplicate, fieldForbidden, fieldInvalid, fieldNotSupported, fieldRequired } from '../../../machinery/errors.js'
+import { fieldDuplicate, fieldForbidden, fieldInvalid, fieldNotFound, fieldNotSupported, fieldRequired } from '../../../machinery/errors.js'
 import type { FieldError } from '../../../machinery/errors.js'
 import { ageColumn, nameColumn, parseTime, since } from '../_printers.js'
-import { validatePodUpdate } from './pod-update.js'
+import { validateEphemeralContainersUpdate, validatePodUpdate } from './pod-update.js'
 
 // ---- defaulting (upstream pkg/apis/core/v1/defaults.go) ----
 
@@ -178,9 +178,52 @@ export function validatePodSpec(spec: unknown, path: string): FieldError[] {
   }
   check('initContainers', s.initContainers)
   check('containers', s.containers)
+  errs.push(...ephemeralContainerErrors(s, seen, path))
   errs.push(...volumeErrors(s.volumes, `${path}.volumes`))
   oneOf(errs, `${path}.restartPolicy`, s.restartPolicy, ['Always', 'OnFailure', 'Never'])
   oneOf(errs, `${path}.dnsPolicy`, s.dnsPolicy, ['ClusterFirstWithHostNet', 'ClusterFirst', 'Default', 'None'])
+  return errs
+}
+
+/**
+ * The fields of an ephemeral container that may be set (upstream's allow list): everything else, such as ports, probes,
+ * lifecycle, resources and restartPolicy, is forbidden, in the order of the container's fields.
+ */
+const EPHEMERAL_FORBIDDEN = ['ports', 'resources', 'resizePolicy', 'restartPolicy', 'livenessProbe', 'readinessProbe', 'startupProbe', 'lifecycle']
+const EPHEMERAL_TEXT = 'cannot be set for an Ephemeral Container'
+
+/** Whether a field holds its zero value (absent, null; `resources` also when it sets nothing). */
+function unset(key: string, v: unknown): boolean {
+  if (v === undefined || v === null) return true
+  if (key === 'resources' && isObj(v)) return Object.values(v).every((x) => x === undefined || x === null)
+  return false
+}
+
+/**
+ * Ephemeral containers (upstream validateEphemeralContainers): the checks of any container, a name unique among all
+ * containers of the pod, a targetContainerName naming a container or init container, none of the forbidden fields, and
+ * no subPath or subPathExpr on volume mounts. `names` holds the names of the containers and init containers.
+ */
+function ephemeralContainerErrors(s: Obj, names: Set<string>, path: string): FieldError[] {
+  const errs: FieldError[] = []
+  const others = new Set(names)
+  list(s.ephemeralContainers).forEach((c, i) => {
+    const p = `${path}.ephemeralContainers[${i}]`
+    if (typeof c.name !== 'string' || c.name === '') errs.push(fieldRequired(`${p}.name`))
+    if (typeof c.image !== 'string' || c.image === '') errs.push(fieldRequired(`${p}.image`))
+    errs.push(...containerErrors(c, p))
+    if (typeof c.name === 'string' && c.name !== '') {
+      if (names.has(c.name)) errs.push(fieldDuplicate(`${p}.name`, c.name))
+      else names.add(c.name)
+    }
+    const target = c.targetContainerName
+    if (typeof target === 'string' && target !== '' && !others.has(target)) errs.push(fieldNotFound(`${p}.targetContainerName`, target))
+    for (const key of EPHEMERAL_FORBIDDEN) if (!unset(key, c[key])) errs.push(fieldForbidden(`${p}.${key}`, EPHEMERAL_TEXT))
+    list(c.volumeMounts).forEach((m, j) => {
+      if (typeof m.subPath === 'string' && m.subPath !== '') errs.push(fieldForbidden(`${p}.volumeMounts[${j}].subPath`, EPHEMERAL_TEXT))
+      if (typeof m.subPathExpr === 'string' && m.subPathExpr !== '') errs.push(fieldForbidden(`${p}.volumeMounts[${j}].subPathExpr`, EPHEMERAL_TEXT))
+    })
+  })
   return errs
 }
 
@@ -291,6 +334,11 @@ export function validateWorkloadSpec(o: Obj, kind: 'deployment' | 'statefulset' 
   return errs
 }
 
+/** Ephemeral containers are added through pods/ephemeralcontainers only (upstream ValidatePodCreate). */
+function ephemeralOnCreate(o: Obj): FieldError[] {
+  return list(o.spec?.ephemeralContainers).length > 0 ? [fieldForbidden('spec.ephemeralContainers', 'cannot be set on create')] : []
+}
+
 // ---- the table (upstream printPod) ----
 
 interface PodRow { ready: string; status: string; restarts: string }
@@ -390,13 +438,21 @@ export default defineResource({
   shortNames: ['po'],
   categories: ['all'],
   subresources: ['status'],
-  virtualSubresources: [{ name: 'binding', group: '', version: 'v1', kind: 'Binding', verbs: ['create'] }],
+  virtualSubresources: [
+    { name: 'attach', group: '', version: 'v1', kind: 'PodAttachOptions', verbs: ['create', 'get'] },
+    { name: 'binding', group: '', version: 'v1', kind: 'Binding', verbs: ['create'] },
+    { name: 'ephemeralcontainers', group: '', version: 'v1', kind: 'Pod', verbs: ['get', 'patch', 'update'] },
+    { name: 'exec', group: '', version: 'v1', kind: 'PodExecOptions', verbs: ['create', 'get'] },
+    { name: 'log', group: '', version: 'v1', kind: 'Pod', verbs: ['get'] },
+    { name: 'portforward', group: '', version: 'v1', kind: 'PodPortForwardOptions', verbs: ['create', 'get'] },
+    { name: 'proxy', group: '', version: 'v1', kind: 'PodProxyOptions', verbs: ['create', 'delete', 'get', 'patch', 'update'] },
+  ],
   schemaRef: 'io.orch.api.core.v1.Pod',
   strategy: {
     ...statusSplit.strategy,
     default: defaultPod,
     prepareForCreate: (o) => { o.status = { phase: 'Pending', qosClass: podQOSClass(o.spec) } },
-    validate: (o) => validatePodSpec(o.spec, 'spec'),
+    validate: (o) => [...validatePodSpec(o.spec, 'spec'), ...ephemeralOnCreate(o)],
     validateUpdate: (o, old) => [...validatePodSpec(o.spec, 'spec'), ...validatePodUpdate(o, old)],
     allowUnconditionalUpdate: true,
     returnDeletedObject: true,
@@ -404,6 +460,7 @@ export default defineResource({
     hasGeneration: false,
   },
   status: statusSplit.status,
+  ephemeralContainers: { validateUpdate: (o, old) => validateEphemeralContainersUpdate(o, old, validatePodSpec(o.spec, 'spec')) },
   table: [
     nameColumn(),
     { name: 'Ready', type: 'string', description: 'The aggregate readiness state of this pod for accepting traffic.', cell: (o, now) => podRow(o, now).ready },

@@ -49,7 +49,7 @@ export default defineResource({
   categories: ['all'],
   subresources: ['status', 'scale'],
   // The scale selector is spec.selector, a label map: labels.SelectorFromSet(spec.selector).String().
-  scale: { specReplicasPath: 'spec.replicas', statusReplicasPath: 'status.replicas', labelSelectorPath: 'spec.selector' },
+  scale: { specReplicasPath: 'spec.replicas', statusReplicasPath: 'status.replicas', labelSelectorPath: 'spec.selector', selectorIsSet: true },
   schemaRef: 'io.orch.api.core.v1.ReplicationController',
   strategy: generationStrategy({
     defaultGarbageCollection: { policy: 'Orphan' },

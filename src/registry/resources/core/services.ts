@@ -87,6 +87,8 @@ export default defineResource({
   shortNames: ['svc'],
   categories: ['all'],
   subresources: ['status'],
+  // Listed for clients; answered by src/pipeline/connect.ts (this server proxies to no node or pod).
+  virtualSubresources: [{ name: 'proxy', group: '', version: 'v1', kind: 'ServiceProxyOptions', verbs: ['create', 'delete', 'get', 'patch', 'update'] }],
   schemaRef: 'io.orch.api.core.v1.Service',
   strategy: {
     ...statusSplit.strategy,
