@@ -207,7 +207,7 @@ export function fieldErrorBody(e: FieldError): string {
     case 'FieldValueInvalid': return `Invalid value: ${printValue(e.value)}${tail}`
     case 'FieldValueTypeInvalid': return `Invalid value: ${printValue(e.value)}${tail}`
     case 'FieldValueNotSupported': return `Unsupported value: ${printValue(e.value)}${e.supported ? `: supported values: ${e.supported.map(goQuote).join(', ')}` : ''}`
-    case 'FieldValueDuplicate': return `Duplicate value: ${printValue(e.value)}`
+    case 'FieldValueDuplicate': return `Duplicate value: ${printValue(e.value)}${tail}`
     case 'FieldValueForbidden': return `Forbidden${tail}`
     case 'FieldValueTooLong': return `Too long: may not be more than ${e.max} bytes`
     case 'FieldValueTooMany': return `Too many: ${printValue(e.value)}: must have at most ${e.max} items`
@@ -241,7 +241,8 @@ export function fieldTooLong(field: string, max: number): FieldError { return { 
 /** An Invalid error whose value upstream prints in a form of its own (a Go struct's %#v, a Quantity's String()). */
 export function fieldInvalidPrinted(field: string, printed: string, detail?: string): FieldError { return { type: 'FieldValueInvalid', field, value: new GoValue(printed), detail } }
 export function fieldNotFound(field: string, value: unknown): FieldError { return { type: 'FieldValueNotFound', field, value } }
-export function fieldDuplicate(field: string, value: unknown): FieldError { return { type: 'FieldValueDuplicate', field, value } }
+/** A Duplicate error; `detail`, when upstream sets one on the error, follows the value. */
+export function fieldDuplicate(field: string, value: unknown, detail?: string): FieldError { return { type: 'FieldValueDuplicate', field, value, detail } }
 export function fieldTooMany(field: string, count: number, max: number): FieldError { return { type: 'FieldValueTooMany', field, value: count, max } }
 /** An Invalid error whose value upstream leaves out of the message (field.OmitValueType). */
 export function fieldInvalidOmitted(field: string, detail: string): FieldError { return { type: 'FieldValueInvalid', field, detail, shown: 'omit' } }

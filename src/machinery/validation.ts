@@ -318,6 +318,19 @@ function parseIPv6Sloppy(s: string): Uint8Array | undefined {
   return ip
 }
 
+/** Go's (sloppy) ParseIP: the address as 16 bytes (IPv4 as IPv4-mapped), undefined when it is not an IP. */
+export function parseIPSloppy(s: string): Uint8Array | undefined {
+  const v4 = parseIPv4Sloppy(s)
+  if (v4) { const b = new Uint8Array(16); b[10] = 0xff; b[11] = 0xff; b.set(v4, 12); return b }
+  return s.includes(':') ? parseIPv6Sloppy(s) : undefined
+}
+
+/** Go's IP.To4() != nil: an IPv4 address, or an IPv4-mapped IPv6 one. */
+export function isIPv4Bytes(ip: Uint8Array): boolean {
+  for (let i = 0; i < 10; i++) if (ip[i] !== 0) return false
+  return ip[10] === 0xff && ip[11] === 0xff
+}
+
 /** Go's (sloppy) ParseCIDR: undefined when the value is not a CIDR. */
 export function parseCidrSloppy(s: string): Cidr | undefined {
   const slash = s.indexOf('/')
@@ -449,6 +462,24 @@ export function fullyQualifiedName(field: string, v: string): FieldError[] {
   const errs = dns1123Subdomain(v)
   if (errs.length > 0) return [fieldInvalid(field, v, errs.join(','))]
   if (v.split('.').length < 3) return [fieldInvalid(field, v, 'should be a domain with at least three segments separated by dots')]
+  return []
+}
+
+/**
+ * A domain of at least two dot-separated labels, a trailing dot allowed (IsFullyQualifiedDomainName); the value an
+ * error shows is the name without that dot, or the first bad label.
+ */
+export function fullyQualifiedDomainName(field: string, v: string): FieldError[] {
+  if (v.length === 0) return [fieldRequired(field)]
+  const name = v.endsWith('.') ? v.slice(0, -1) : v
+  const errs = dns1123Subdomain(name)
+  if (errs.length > 0) return [fieldInvalid(field, name, errs.join(','))]
+  const labels = name.split('.')
+  if (labels.length < 2) return [fieldInvalid(field, name, 'should be a domain with at least two segments separated by dots')]
+  for (const l of labels) {
+    const le = dns1123Label(l)
+    if (le.length > 0) return [fieldInvalid(field, l, le.join(','))]
+  }
   return []
 }
 
