@@ -41,6 +41,14 @@ export default defineResource({
   shortNames: ['no'],
   subresources: ['status'],
   schemaRef: 'io.orch.api.core.v1.Node',
+  // value structs upstream; the kubelet port and every nodeInfo field have no omitempty.
+  zeroValues: {
+    spec: {},
+    status: {
+      daemonEndpoints: { kubeletEndpoint: { Port: 0 } },
+      nodeInfo: { machineID: '', systemUUID: '', bootID: '', kernelVersion: '', osImage: '', containerRuntimeVersion: '', kubeletVersion: '', kubeProxyVersion: '', operatingSystem: '', architecture: '' },
+    },
+  },
   strategy: {
     // SetDefaults_NodeStatus: allocatable defaults to capacity.
     default: (o) => {

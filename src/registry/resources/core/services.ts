@@ -88,6 +88,8 @@ export default defineResource({
   categories: ['all'],
   subresources: ['status'],
   schemaRef: 'io.orch.api.core.v1.Service',
+  // value structs upstream.
+  zeroValues: { spec: {}, status: { loadBalancer: {} } },
   strategy: {
     ...statusSplit.strategy,
     default: defaultService,
