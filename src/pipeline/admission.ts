@@ -14,7 +14,7 @@ import { finalizerNameErrors, validateObjectMeta } from '../machinery/validation
 import { noOwnKeys, sameJsonText } from '../machinery/json-tree.js'
 import { RV_MARKER, type Attrs } from '../machinery/storage-format.js'
 import { dropNulls, type SchemaSet } from '../registry/schema.js'
-import type { Obj, ResolvedDefinition } from '../registry/define.js'
+import { fillZeroValues, type Obj, type ResolvedDefinition } from '../registry/define.js'
 import type { RequestContext } from './context.js'
 import { admitMutating } from '../admission/chain.js'
 
@@ -316,10 +316,15 @@ export function admitCreate(ctx: RequestContext, def: ResolvedDefinition, o: Obj
   if (def.strategy.hasGeneration) m.generation = 1
   else delete m.generation
   def.strategy.default?.(o)
+  // Upstream's decoding writes these before its defaulting; after ours here, so that a default set when a field is
+  // absent still applies. Like defaults, they belong to the writer.
+  if (def.zeroSpec !== undefined) fillZeroValues(o, def.zeroSpec)
   track?.(o)
   // Mutating admission after the writer's fields are tracked: what it sets belongs to no manager, as upstream.
   admitMutating(ctx, def, 'CREATE', o)
   def.strategy.prepareForCreate?.(o, ctx.user)
+  // The status the create starts with (`{}` and the counters upstream always prints), owned by no one.
+  if (def.zeroStatus !== undefined) fillZeroValues(o, def.zeroStatus)
   const errs = validateObjectMeta(m, { nameRule: def.strategy.nameRule ?? 'subdomain', namespaced: def.scope === 'Namespaced' })
   if (def.strategy.validate) errs.push(...def.strategy.validate(o))
   assertValid(def, o, errs)
@@ -392,10 +397,15 @@ export function admitUpdate(ctx: RequestContext, def: ResolvedDefinition, o: Obj
     def.status?.prepareForUpdate?.(o, old)
     o.metadata = { ...om, resourceVersion: m.resourceVersion }
     if (m.managedFields !== undefined) o.metadata.managedFields = m.managedFields
+    // A counter the write leaves out (or removes) is stored as its zero, as upstream's decoding makes it.
+    if (def.zeroStatus !== undefined) fillZeroValues(o, def.zeroStatus)
   } else {
     def.strategy.default?.(o)
+    if (def.zeroSpec !== undefined) fillZeroValues(o, def.zeroSpec)
     admitMutating(ctx, def, 'UPDATE', o, old)
     def.strategy.prepareForUpdate?.(o, old)
+    // Normally the stored status, which has them; an object stored without them gets them here.
+    if (def.zeroStatus !== undefined) fillZeroValues(o, def.zeroStatus)
     if (om.deletionTimestamp !== undefined && Array.isArray(m.finalizers)) {
       // While deleting, finalizers may only be removed.
       for (const f of m.finalizers) if (!(om.finalizers ?? []).includes(f)) errs.push(fieldForbiddenFinalizer(f))

@@ -90,7 +90,20 @@ export interface ResourceDefinition {
   virtual?: boolean
   /** Sub-resources served by a handler of their own (serviceaccounts/token), listed in discovery. */
   virtualSubresources?: VirtualSubresource[]
+  /**
+   * What upstream's JSON of this kind always carries, whether or not the client sent it: upstream decodes into Go
+   * types whose value structs omitempty never drops and whose fields without omitempty are always written, and it
+   * stores and answers what it encodes. A nested object is such a struct (`{}` at least), a string, number or boolean
+   * the zero of such a field; in Go field order. Under `status`, what the status is filled with after each write.
+   */
+  zeroValues?: ZeroValues
 }
+
+/** See ResourceDefinition.zeroValues. */
+export interface ZeroValues { readonly [field: string]: ZeroValues | string | number | boolean }
+
+/** ZeroValues as entries, listed once at load: a nested plan is an array, anything else the zero to write. */
+export type ZeroPlan = ReadonlyArray<readonly [string, ZeroPlan | string | number | boolean]>
 
 /** A sub-resource answered by its own handler, as discovery lists it. */
 export interface VirtualSubresource { name: string; group: string; version: string; kind: string; verbs: Verb[] }
@@ -104,20 +117,52 @@ export interface ResolvedDefinition extends ResourceDefinition {
   groupKind: string
   listKind: string
   strategy: Strategy
+  /** zeroValues but status, filled in after defaulting on create and on a main-resource update. */
+  zeroSpec?: ZeroPlan
+  /** zeroValues' status (as `[['status', plan]]`), filled in after every write's status is settled. */
+  zeroStatus?: ZeroPlan
 }
 
 export function defineResource(def: ResourceDefinition): ResourceDefinition {
   return def
 }
 
+function zeroPlan(z: ZeroValues): ZeroPlan {
+  return Object.entries(z).map(([k, v]) => [k, typeof v === 'object' ? zeroPlan(v) : v] as const)
+}
+
 export function resolveDefinition(def: ResourceDefinition): ResolvedDefinition {
+  const { status, ...rest } = def.zeroValues ?? {}
   return {
     ...def,
+    zeroSpec: Object.keys(rest).length > 0 ? zeroPlan(rest) : undefined,
+    zeroStatus: typeof status === 'object' ? zeroPlan({ status }) : undefined,
     apiVersion: def.group === '' ? def.version : `${def.group}/${def.version}`,
     groupResource: def.group === '' ? def.resource : `${def.resource}.${def.group}`,
     groupKind: def.group === '' ? def.kind : `${def.kind}.${def.group}`,
     listKind: `${def.kind}List`,
     strategy: def.strategy ?? {},
+  }
+}
+
+/**
+ * Writes the zeros of `plan` that `o` lacks (absent or null, as upstream decodes a null into a zero): a few property
+ * checks when they are all there already, so it runs on every write.
+ */
+export function fillZeroValues(o: Obj, plan: ZeroPlan): void {
+  for (let i = 0; i < plan.length; i++) {
+    const k = plan[i][0]
+    const z = plan[i][1]
+    const v = o[k]
+    if (typeof z !== 'object') {
+      if (v === undefined || v === null) o[k] = z
+    } else if (v !== null && typeof v === 'object' && !Array.isArray(v)) {
+      if (z.length > 0) fillZeroValues(v, z)
+    } else {
+      const n: Obj = {}
+      o[k] = n
+      if (z.length > 0) fillZeroValues(n, z)
+    }
   }
 }
 

@@ -187,6 +187,8 @@ export default defineResource({
   categories: ['api-extensions'],
   subresources: ['status'],
   schemaRef: 'io.orch.api.admissionregistration.v1.ValidatingAdmissionPolicy',
+  // spec and status are value structs upstream.
+  zeroValues: { spec: {}, status: {} },
   strategy: {
     ...statusSplit.strategy,
     // SetDefaults_ValidatingAdmissionPolicySpec

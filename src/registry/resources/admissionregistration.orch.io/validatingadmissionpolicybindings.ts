@@ -76,6 +76,8 @@ export default defineResource({
   verbs: ALL_VERBS,
   categories: ['api-extensions'],
   schemaRef: 'io.orch.api.admissionregistration.v1.ValidatingAdmissionPolicyBinding',
+  // spec is a value struct upstream.
+  zeroValues: { spec: {} },
   strategy: {
     default: (o) => { if (o.spec !== null && typeof o.spec === 'object') defaultMatchResources(o.spec.matchResources) },
     validate: validateBinding,

@@ -48,6 +48,8 @@ export default defineResource({
   categories: ['api-extensions'],
   subresources: ['status'],
   schemaRef: 'io.orch.apiextensions-apiserver.pkg.apis.apiextensions.v1.CustomResourceDefinition',
+  // status is a value struct upstream; acceptedNames too, its plural and kind without omitempty.
+  zeroValues: { status: { acceptedNames: { plural: '', kind: '' } } },
   strategy: {
     default: defaultCRD,
     prepareForCreate: (o) => { delete o.status; addStoredVersion(o) },

@@ -21,6 +21,8 @@ export default defineResource({
   group: 'apps', version: 'v1', kind: 'ControllerRevision', resource: 'controllerrevisions', singular: 'controllerrevision', scope: 'Namespaced',
   verbs: ALL_VERBS,
   schemaRef: 'io.orch.api.apps.v1.ControllerRevision',
+  // revision has no omitempty upstream.
+  zeroValues: { revision: 0 },
   strategy: { allowUnconditionalUpdate: true, nameRule: 'subdomain' },
   table: [
     nameColumn(),

@@ -36,6 +36,8 @@ export default defineResource({
   categories: ['all'],
   subresources: ['status'],
   schemaRef: 'io.orch.api.apps.v1.DaemonSet',
+  // value structs upstream; the four status counters have no omitempty.
+  zeroValues: { spec: { template: { metadata: {}, spec: {} }, updateStrategy: {} }, status: { currentNumberScheduled: 0, numberMisscheduled: 0, desiredNumberScheduled: 0, numberReady: 0 } },
   strategy: generationStrategy({
     default: defaultDaemonSet,
     validate: (o) => validateWorkloadSpec(o, 'daemonset', { selectorRequired: false }),

@@ -58,6 +58,8 @@ export default defineResource({
   // The scale selector is spec.selector, a LabelSelector: metav1.LabelSelectorAsSelector(spec.selector).String().
   scale: { specReplicasPath: 'spec.replicas', statusReplicasPath: 'status.replicas', labelSelectorPath: 'spec.selector' },
   schemaRef: 'io.orch.api.apps.v1.Deployment',
+  // value structs upstream; every status field is omitempty.
+  zeroValues: { spec: { template: { metadata: {}, spec: {} }, strategy: {} }, status: {} },
   strategy: generationStrategy({
     default: defaultDeployment,
     validate: (o) => [...validateWorkloadSpec(o, 'deployment'), ...validateStrategy(o)],

@@ -13,6 +13,8 @@ export default defineResource({
   // The scale selector is spec.selector, a LabelSelector: metav1.LabelSelectorAsSelector(spec.selector).String().
   scale: { specReplicasPath: 'spec.replicas', statusReplicasPath: 'status.replicas', labelSelectorPath: 'spec.selector' },
   schemaRef: 'io.orch.api.apps.v1.ReplicaSet',
+  // value structs upstream; status.replicas has no omitempty.
+  zeroValues: { spec: { template: { metadata: {}, spec: {} } }, status: { replicas: 0 } },
   strategy: generationStrategy({
     // SetDefaults_ReplicaSet
     default: (o) => {

@@ -46,6 +46,8 @@ export default defineResource({
   // The scale selector is spec.selector, a LabelSelector: metav1.LabelSelectorAsSelector(spec.selector).String().
   scale: { specReplicasPath: 'spec.replicas', statusReplicasPath: 'status.replicas', labelSelectorPath: 'spec.selector' },
   schemaRef: 'io.orch.api.apps.v1.StatefulSet',
+  // value structs upstream; spec.serviceName, status.replicas and status.availableReplicas have no omitempty.
+  zeroValues: { spec: { template: { metadata: {}, spec: {} }, serviceName: '', updateStrategy: {} }, status: { replicas: 0, availableReplicas: 0 } },
   strategy: generationStrategy({
     default: defaultStatefulSet,
     validate: (o) => validateWorkloadSpec(o, 'statefulset'),

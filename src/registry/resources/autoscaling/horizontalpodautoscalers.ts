@@ -229,6 +229,8 @@ export default defineResource({
   categories: ['all'],
   subresources: ['status'],
   schemaRef: 'io.orch.api.autoscaling.v2.HorizontalPodAutoscaler',
+  // value structs upstream; spec.maxReplicas, scaleTargetRef's kind and name, status.desiredReplicas have no omitempty.
+  zeroValues: { spec: { scaleTargetRef: { kind: '', name: '' }, maxReplicas: 0 }, status: { desiredReplicas: 0 } },
   strategy: {
     ...statusSplit.strategy,
     default: defaultHPA,

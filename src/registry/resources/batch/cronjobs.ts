@@ -104,6 +104,8 @@ export default defineResource({
   categories: ['all'],
   subresources: ['status'],
   schemaRef: 'io.orch.api.batch.v1.CronJob',
+  // value structs upstream (the job template and its pod template too); spec.schedule has no omitempty.
+  zeroValues: { spec: { schedule: '', jobTemplate: { metadata: {}, spec: { template: { metadata: {}, spec: {} } } } }, status: {} },
   strategy: generationStrategy({
     default: defaultCronJob,
     validate: validateCronJob,

@@ -619,6 +619,8 @@ export default defineResource({
   categories: ['all'],
   subresources: ['status'],
   schemaRef: 'io.orch.api.batch.v1.Job',
+  // value structs upstream; every status field is omitempty.
+  zeroValues: { spec: { template: { metadata: {}, spec: {} } }, status: {} },
   strategy: generationStrategy({
     defaultGarbageCollection: { policy: 'Orphan', warning: 'child pods are preserved by default when jobs are deleted; set propagationPolicy=Background to remove them or set propagationPolicy=Orphan to suppress this warning' },
     default: defaultJob,

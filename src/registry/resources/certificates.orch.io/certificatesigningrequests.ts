@@ -20,6 +20,8 @@ export default defineResource({
   shortNames: ['csr'],
   subresources: ['status'],
   schemaRef: 'io.orch.api.certificates.v1.CertificateSigningRequest',
+  // value structs upstream; spec.signerName has no omitempty.
+  zeroValues: { spec: { signerName: '' }, status: {} },
   strategy: {
     ...statusSplit.strategy, allowUnconditionalUpdate: true, nameRule: 'subdomain',
     // Who asked is the requesting user, whatever the body says (no one creates a pre-approved request for another).

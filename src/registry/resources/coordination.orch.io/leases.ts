@@ -35,6 +35,8 @@ export default defineResource({
   group: 'coordination.orch.io', version: 'v1', kind: 'Lease', resource: 'leases', singular: 'lease', scope: 'Namespaced',
   verbs: ALL_VERBS,
   schemaRef: 'io.orch.api.coordination.v1.Lease',
+  // spec is a value struct upstream.
+  zeroValues: { spec: {} },
   strategy: { validate: validateLease, validateUpdate: (o) => validateLease(o), allowUnconditionalUpdate: true, nameRule: 'subdomain' },
   table: [
     nameColumn(),

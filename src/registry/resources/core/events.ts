@@ -74,6 +74,8 @@ export default defineResource({
   verbs: ALL_VERBS,
   shortNames: ['ev'],
   schemaRef: 'io.orch.api.core.v1.Event',
+  // value structs upstream; reportingComponent and reportingInstance have no omitempty.
+  zeroValues: { involvedObject: {}, source: {}, reportingComponent: '', reportingInstance: '' },
   strategy: { validate: validateLegacyEvent, allowUnconditionalUpdate: true, nameRule: 'subdomain' },
   table: eventColumns(coreEventView),
   fieldSelectors: {

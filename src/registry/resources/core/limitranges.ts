@@ -110,5 +110,7 @@ export default defineResource({
   verbs: ALL_VERBS,
   shortNames: ['limits'],
   schemaRef: 'io.orch.api.core.v1.LimitRange',
+  // spec is a value struct upstream.
+  zeroValues: { spec: {} },
   strategy: { allowUnconditionalUpdate: true, nameRule: 'subdomain', validate: validateLimitRange, validateUpdate: (o) => validateLimitRange(o) },
 })

@@ -20,6 +20,8 @@ export default defineResource({
   subresources: ['status'],
   virtualSubresources: [{ name: 'finalize', group: '', version: 'v1', kind: 'Namespace', verbs: ['update'] }],
   schemaRef: 'io.orch.api.core.v1.Namespace',
+  // spec and status are value structs upstream.
+  zeroValues: { spec: {}, status: {} },
   strategy: {
     // SetDefaults_Namespace and the strategy's Canonicalize keep the name label equal to the name.
     default: nameLabel,

@@ -144,6 +144,14 @@ export default defineResource({
   // Listed for clients; answered by src/pipeline/connect.ts (this server proxies to no node or pod).
   virtualSubresources: [{ name: 'proxy', group: '', version: 'v1', kind: 'NodeProxyOptions', verbs: ['create', 'delete', 'get', 'patch', 'update'] }],
   schemaRef: 'io.orch.api.core.v1.Node',
+  // value structs upstream; the kubelet port and every nodeInfo field have no omitempty.
+  zeroValues: {
+    spec: {},
+    status: {
+      daemonEndpoints: { kubeletEndpoint: { Port: 0 } },
+      nodeInfo: { machineID: '', systemUUID: '', bootID: '', kernelVersion: '', osImage: '', containerRuntimeVersion: '', kubeletVersion: '', kubeProxyVersion: '', operatingSystem: '', architecture: '' },
+    },
+  },
   strategy: {
     // SetDefaults_NodeStatus: allocatable defaults to capacity.
     default: (o) => {

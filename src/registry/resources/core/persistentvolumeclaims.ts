@@ -69,6 +69,8 @@ export default defineResource({
   shortNames: ['pvc'],
   subresources: ['status'],
   schemaRef: 'io.orch.api.core.v1.PersistentVolumeClaim',
+  // value structs upstream.
+  zeroValues: { spec: { resources: {} }, status: {} },
   strategy: {
     ...statusSplit.strategy,
     default: (o) => { if (o.spec !== null && typeof o.spec === 'object') o.spec.volumeMode ??= 'Filesystem' },

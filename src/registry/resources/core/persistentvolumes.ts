@@ -102,6 +102,8 @@ export default defineResource({
   shortNames: ['pv'],
   subresources: ['status'],
   schemaRef: 'io.orch.api.core.v1.PersistentVolume',
+  // spec and status are value structs upstream.
+  zeroValues: { spec: {}, status: {} },
   strategy: {
     ...statusSplit.strategy,
     default: (o) => {

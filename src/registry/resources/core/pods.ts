@@ -32,6 +32,8 @@ function defaultProbe(p: unknown): void {
 }
 
 function defaultContainer(c: Obj): void {
+  // resources is a value struct upstream: every container carries it, `{}` when none was given.
+  if (!isObj(c.resources)) c.resources = {}
   if (c.imagePullPolicy === undefined || c.imagePullPolicy === '') c.imagePullPolicy = imageTag(c.image) === 'latest' ? 'Always' : 'IfNotPresent'
   if (c.terminationMessagePath === undefined || c.terminationMessagePath === '') c.terminationMessagePath = '/dev/termination-log'
   if (c.terminationMessagePolicy === undefined || c.terminationMessagePolicy === '') c.terminationMessagePolicy = 'File'
@@ -448,6 +450,8 @@ export default defineResource({
     { name: 'proxy', group: '', version: 'v1', kind: 'PodProxyOptions', verbs: ['create', 'delete', 'get', 'patch', 'update'] },
   ],
   schemaRef: 'io.orch.api.core.v1.Pod',
+  // spec and status are value structs upstream (each container's resources: defaultContainer).
+  zeroValues: { spec: {}, status: {} },
   strategy: {
     ...statusSplit.strategy,
     default: defaultPod,

@@ -7,6 +7,8 @@ export default defineResource({
   group: '', version: 'v1', kind: 'PodTemplate', resource: 'podtemplates', singular: 'podtemplate', scope: 'Namespaced',
   verbs: ALL_VERBS,
   schemaRef: 'io.orch.api.core.v1.PodTemplate',
+  // the template is a value struct upstream.
+  zeroValues: { template: { metadata: {}, spec: {} } },
   strategy: {
     default: (o) => defaultPodTemplate(o.template),
     allowUnconditionalUpdate: true,

@@ -51,6 +51,8 @@ export default defineResource({
   // The scale selector is spec.selector, a label map: labels.SelectorFromSet(spec.selector).String().
   scale: { specReplicasPath: 'spec.replicas', statusReplicasPath: 'status.replicas', labelSelectorPath: 'spec.selector', selectorIsSet: true },
   schemaRef: 'io.orch.api.core.v1.ReplicationController',
+  // value structs upstream (the template is a pointer); status.replicas has no omitempty.
+  zeroValues: { spec: {}, status: { replicas: 0 } },
   strategy: generationStrategy({
     defaultGarbageCollection: { policy: 'Orphan' },
     default: defaultRC,

@@ -134,6 +134,8 @@ export default defineResource({
   shortNames: ['quota'],
   subresources: ['status'],
   schemaRef: 'io.orch.api.core.v1.ResourceQuota',
+  // spec and status are value structs upstream.
+  zeroValues: { spec: {}, status: {} },
   strategy: {
     ...statusSplit.strategy, allowUnconditionalUpdate: true, returnDeletedObject: true, nameRule: 'subdomain',
     validate: validateResourceQuotaSpec,

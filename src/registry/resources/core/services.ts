@@ -90,6 +90,8 @@ export default defineResource({
   // Listed for clients; answered by src/pipeline/connect.ts (this server proxies to no node or pod).
   virtualSubresources: [{ name: 'proxy', group: '', version: 'v1', kind: 'ServiceProxyOptions', verbs: ['create', 'delete', 'get', 'patch', 'update'] }],
   schemaRef: 'io.orch.api.core.v1.Service',
+  // value structs upstream.
+  zeroValues: { spec: {}, status: { loadBalancer: {} } },
   strategy: {
     ...statusSplit.strategy,
     default: defaultService,

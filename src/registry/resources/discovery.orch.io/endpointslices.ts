@@ -116,6 +116,8 @@ export default defineResource({
   group: 'discovery.orch.io', version: 'v1', kind: 'EndpointSlice', resource: 'endpointslices', singular: 'endpointslice', scope: 'Namespaced',
   verbs: ALL_VERBS,
   schemaRef: 'io.orch.api.discovery.v1.EndpointSlice',
+  // addressType has no omitempty upstream.
+  zeroValues: { addressType: '' },
   strategy: {
     // SetDefaults_EndpointPort: name '' and protocol TCP.
     default: (o) => {

@@ -33,6 +33,8 @@ export default defineResource({
   verbs: ALL_VERBS,
   shortNames: ['ev'],
   schemaRef: 'io.orch.api.events.v1.Event',
+  // value structs upstream.
+  zeroValues: { regarding: {}, deprecatedSource: {} },
   strategy: { allowUnconditionalUpdate: true, nameRule: 'subdomain' },
   table: eventColumns(eventView),
   // upstream's field label conversion for events.k8s.io/v1 maps these onto the core names.

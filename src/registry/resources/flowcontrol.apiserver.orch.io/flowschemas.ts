@@ -8,6 +8,8 @@ export default defineResource({
   verbs: ALL_VERBS,
   subresources: ['status'],
   schemaRef: 'io.orch.api.flowcontrol.v1.FlowSchema',
+  // value structs upstream; matchingPrecedence (defaulted first) has no omitempty.
+  zeroValues: { spec: { priorityLevelConfiguration: { name: '' }, matchingPrecedence: 0 }, status: {} },
   strategy: {
     ...statusSplit.strategy,
     default: defaultFlowSchema,

@@ -8,6 +8,8 @@ export default defineResource({
   verbs: ALL_VERBS,
   subresources: ['status'],
   schemaRef: 'io.orch.api.flowcontrol.v1.PriorityLevelConfiguration',
+  // value structs upstream; spec.type has no omitempty.
+  zeroValues: { spec: { type: '' }, status: {} },
   strategy: {
     ...statusSplit.strategy,
     default: defaultPriorityLevel,

@@ -43,6 +43,8 @@ export default defineResource({
   group: 'networking.orch.io', version: 'v1', kind: 'IngressClass', resource: 'ingressclasses', singular: 'ingressclass', scope: 'Cluster',
   verbs: ALL_VERBS,
   schemaRef: 'io.orch.api.networking.v1.IngressClass',
+  // spec is a value struct upstream.
+  zeroValues: { spec: {} },
   strategy: {
     // SetDefaults_IngressClass: parameters without a scope are cluster-scoped.
     default: (o) => { if (isObj(o.spec) && isObj(o.spec.parameters)) o.spec.parameters.scope ??= 'Cluster' },

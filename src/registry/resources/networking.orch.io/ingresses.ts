@@ -147,6 +147,8 @@ export default defineResource({
   shortNames: ['ing'],
   subresources: ['status'],
   schemaRef: 'io.orch.api.networking.v1.Ingress',
+  // value structs upstream.
+  zeroValues: { spec: {}, status: { loadBalancer: {} } },
   strategy: {
     ...statusSplit.strategy,
     validate: (o) => validateIngress(o, true),

@@ -57,6 +57,8 @@ export default defineResource({
   group: 'node.orch.io', version: 'v1', kind: 'RuntimeClass', resource: 'runtimeclasses', singular: 'runtimeclass', scope: 'Cluster',
   verbs: ALL_VERBS,
   schemaRef: 'io.orch.api.node.v1.RuntimeClass',
+  // handler has no omitempty upstream.
+  zeroValues: { handler: '' },
   strategy: { validate: validateRuntimeClass, validateUpdate: validateRuntimeClassUpdate, allowUnconditionalUpdate: true, nameRule: 'subdomain' },
   table: [
     nameColumn(),

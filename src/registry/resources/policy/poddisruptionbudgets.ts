@@ -42,6 +42,8 @@ export default defineResource({
   shortNames: ['pdb'],
   subresources: ['status'],
   schemaRef: 'io.orch.api.policy.v1.PodDisruptionBudget',
+  // value structs upstream; the four status counters have no omitempty.
+  zeroValues: { spec: {}, status: { disruptionsAllowed: 0, currentHealthy: 0, desiredHealthy: 0, expectedPods: 0 } },
   strategy: {
     ...statusSplit.strategy, allowUnconditionalUpdate: true, nameRule: 'subdomain', hasGeneration: true,
     validate: (o) => validateSpec(o),

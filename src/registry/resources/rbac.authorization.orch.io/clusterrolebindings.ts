@@ -6,6 +6,8 @@ export default defineResource({
   group: RBAC_GROUP, version: 'v1', kind: 'ClusterRoleBinding', resource: 'clusterrolebindings', singular: 'clusterrolebinding', scope: 'Cluster',
   verbs: ALL_VERBS,
   schemaRef: 'io.orch.api.rbac.v1.ClusterRoleBinding',
+  // roleRef is a value struct upstream, its fields without omitempty.
+  zeroValues: { roleRef: { apiGroup: '', kind: '', name: '' } },
   strategy: {
     default: defaultBinding,
     validate: (o) => validateBinding(o, ['ClusterRole'], false),

@@ -119,6 +119,8 @@ export default defineResource({
   group: RBAC_GROUP, version: 'v1', kind: 'RoleBinding', resource: 'rolebindings', singular: 'rolebinding', scope: 'Namespaced',
   verbs: ALL_VERBS,
   schemaRef: 'io.orch.api.rbac.v1.RoleBinding',
+  // roleRef is a value struct upstream, its fields without omitempty.
+  zeroValues: { roleRef: { apiGroup: '', kind: '', name: '' } },
   strategy: {
     default: defaultBinding,
     validate: (o) => validateBinding(o, ['Role', 'ClusterRole'], true),

@@ -72,6 +72,8 @@ export default defineResource({
   verbs: ALL_VERBS,
   shortNames: ['pc'],
   schemaRef: 'io.orch.api.scheduling.v1.PriorityClass',
+  // value has no omitempty upstream.
+  zeroValues: { value: 0 },
   strategy: {
     // SetDefaults_PriorityClass
     default: (o) => { o.preemptionPolicy ??= 'PreemptLowerPriority' },

@@ -9,6 +9,8 @@ export default defineResource({
   group: 'storage.orch.io', version: 'v1', kind: 'CSIDriver', resource: 'csidrivers', singular: 'csidriver', scope: 'Cluster',
   verbs: ALL_VERBS,
   schemaRef: 'io.orch.api.storage.v1.CSIDriver',
+  // spec is a value struct upstream.
+  zeroValues: { spec: {} },
   strategy: {
     // SetDefaults_CSIDriver
     default: (o) => {

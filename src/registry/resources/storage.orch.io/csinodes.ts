@@ -6,6 +6,8 @@ export default defineResource({
   group: 'storage.orch.io', version: 'v1', kind: 'CSINode', resource: 'csinodes', singular: 'csinode', scope: 'Cluster',
   verbs: ALL_VERBS,
   schemaRef: 'io.orch.api.storage.v1.CSINode',
+  // spec is a value struct upstream.
+  zeroValues: { spec: {} },
   strategy: { allowUnconditionalUpdate: true, returnDeletedObject: true, nameRule: 'subdomain' },
   table: [
     nameColumn(),

@@ -5,5 +5,7 @@ export default defineResource({
   group: 'storage.orch.io', version: 'v1', kind: 'CSIStorageCapacity', resource: 'csistoragecapacities', singular: 'csistoragecapacity', scope: 'Namespaced',
   verbs: ALL_VERBS,
   schemaRef: 'io.orch.api.storage.v1.CSIStorageCapacity',
+  // storageClassName has no omitempty upstream.
+  zeroValues: { storageClassName: '' },
   strategy: { allowUnconditionalUpdate: true, nameRule: 'subdomain' },
 })

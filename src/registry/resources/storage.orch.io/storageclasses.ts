@@ -50,6 +50,8 @@ export default defineResource({
   verbs: ALL_VERBS,
   shortNames: ['sc'],
   schemaRef: 'io.orch.api.storage.v1.StorageClass',
+  // provisioner has no omitempty upstream.
+  zeroValues: { provisioner: '' },
   strategy: {
     // SetDefaults_StorageClass
     default: (o) => {

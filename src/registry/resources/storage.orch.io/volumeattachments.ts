@@ -69,6 +69,8 @@ export default defineResource({
   verbs: ALL_VERBS,
   subresources: ['status'],
   schemaRef: 'io.orch.api.storage.v1.VolumeAttachment',
+  // value structs upstream; attacher, nodeName and status.attached have no omitempty.
+  zeroValues: { spec: { attacher: '', source: {}, nodeName: '' }, status: { attached: false } },
   strategy: {
     ...statusSplit.strategy, allowUnconditionalUpdate: true, returnDeletedObject: true, nameRule: 'subdomain',
     validate: (o) => [...validateVolumeAttachment(o), ...validateVolumeAttachmentV1(o)],
