@@ -73,7 +73,7 @@ t.test('pods/ephemeralcontainers adds ephemeral containers and keeps the rest of
   body.status = { phase: 'Running' }
   r = await s.request('PUT', `${PODS}/e1/ephemeralcontainers`, body)
   t.equal(r.status, 200, r.text)
-  t.same(r.json.spec.ephemeralContainers, [{ name: 'dbg', image: 'busybox', command: ['sleep', '1'], imagePullPolicy: 'Always', terminationMessagePath: '/dev/termination-log', terminationMessagePolicy: 'File' }], 'defaulted as any container')
+  t.same(r.json.spec.ephemeralContainers, [{ name: 'dbg', image: 'busybox', command: ['sleep', '1'], resources: {}, imagePullPolicy: 'Always', terminationMessagePath: '/dev/termination-log', terminationMessagePolicy: 'File' }], 'defaulted as any container')
   t.equal(r.json.spec.restartPolicy, 'Always', 'the rest of spec is the stored one')
   t.same(r.json.metadata.labels, { a: 'b' }, 'labels are the stored ones')
   t.equal(r.json.status.phase, 'Pending', 'status is the stored one')
