@@ -12,7 +12,7 @@ import { loadDefinitions, unmarshalText } from '../registry/schema.js'
 import { store, registry, gr, shardOfDef, keyFor, objectResponse, valueResponse, withRv, isDryRun, parseRv, parseStored, queryBool, queryInt } from './dispatch.js'
 import type { ShardReply } from '../../actors/shard/messages.js'
 import { PUBLIC_NAMESPACE, SYSTEM_NAMESPACE } from '../auth/rbac-defaults.js'
-import { parseSelectors, matches, listResponse } from './read.js'
+import { parseSelectors, matches, listResponse, collectionPage } from './read.js'
 import { cloneJson, sameJsonText } from '../machinery/json-tree.js'
 
 const GRACEFUL_RESOURCES = new Set(['/pods'])
@@ -537,15 +537,24 @@ export async function deleteCollection(ctx: RequestContext, def: ResolvedDefinit
   const opts = readDeleteOptions(ctx, def)
   const dry = isDryRun(ctx, opts as Obj)
   const sel = parseSelectors(ctx, def)
-  const shard = shardOfDef(def)
-  const ns = def.scope === 'Namespaced' && ctx.info.namespace !== '' ? ctx.info.namespace : undefined
-  const prefix = typePrefix(def.group, def.resource, def.scope === 'Namespaced' ? ns : '')
-  const listRv = store.snapshot(shard)
   const targets: Array<{ namespace: string; name: string }> = []
-  for (const { key, value } of store.range(shard, prefix)) {
-    if (!matches(sel, key, value)) continue
-    const p = key.split('/')
-    targets.push({ namespace: p[2], name: p[3] })
+  let meta: Obj
+  const paged = (ctx.query.get('limit') ?? '') !== '' || (ctx.query.get('continue') ?? '') !== ''
+  if (paged) {
+    // As upstream: with a limit, one page is read as a list reads it and deleted, and the answer carries its continue.
+    const page = await collectionPage(ctx, def, sel)
+    for (const key of page.keys) { const p = key.split('/'); targets.push({ namespace: p[2], name: p[3] }) }
+    meta = page.meta
+  } else {
+    const shard = shardOfDef(def)
+    const ns = def.scope === 'Namespaced' && ctx.info.namespace !== '' ? ctx.info.namespace : undefined
+    const prefix = typePrefix(def.group, def.resource, def.scope === 'Namespaced' ? ns : '')
+    meta = { resourceVersion: String(store.snapshot(shard)) }
+    for (const { key, value } of store.range(shard, prefix)) {
+      if (!matches(sel, key, value)) continue
+      const p = key.split('/')
+      targets.push({ namespace: p[2], name: p[3] })
+    }
   }
   const deleted: string[] = []
   for (const t of targets) {
@@ -557,6 +566,6 @@ export async function deleteCollection(ctx: RequestContext, def: ResolvedDefinit
       throw err
     }
   }
-  return listResponse(ctx, def, { resourceVersion: String(listRv) }, deleted)
+  return listResponse(ctx, def, meta, deleted)
 }
 
