@@ -75,7 +75,15 @@ export class GarbageCollector extends QueueController {
     if (!a.u) return
     const owners = a.o ?? []
     const prev = this.#nodes.get(a.u)
-    if (prev) this.#forget(a.u)
+    if (prev) {
+      this.#forget(a.u)
+      // An owner no longer referenced may have been waiting for this dependent (foreground deletion).
+      for (const o of prev.owners) {
+        if (owners.includes(o)) continue
+        const on = this.#nodes.get(o)
+        if (on) this.queue.add(`own:${on.key}`)
+      }
+    }
     if (owners.length > 0 || this.#dependents.has(a.u) || a.d) {
       this.#nodes.set(a.u, { def, key, owners })
       for (const o of owners) {
@@ -107,16 +115,22 @@ export class GarbageCollector extends QueueController {
     return rec ? { def, o: JSON.parse(recordObject(rec).toString('utf8')) as Obj } : null
   }
 
-  /** Whether an owner reference still points at a live object of that uid. */
-  #ownerExists(namespace: string, ref: Obj): boolean {
+  /**
+   * What an owner reference points at (upstream's classifyReferences): 'solid' (a live owner of that uid), 'waiting'
+   * (that owner is in foreground deletion, waiting for its dependents), 'dangling' (no such owner), or 'invalid' (a
+   * cluster-scoped dependent naming a namespaced owner: never resolvable, the dependent is left alone).
+   */
+  #classify(namespace: string, ref: Obj): 'solid' | 'waiting' | 'dangling' | 'invalid' {
     const { registry, store } = this.client.pipeline
     const [group, version] = String(ref.apiVersion).includes('/') ? String(ref.apiVersion).split('/') : ['', String(ref.apiVersion)]
     const def = registry.byKind(group, version, String(ref.kind))
-    if (!def) return true // unknown kinds are never collected
+    if (!def) return 'solid' // unknown kinds are never collected
+    if (def.scope === 'Namespaced' && namespace === '') return 'invalid'
     const rec = store.getFresh(store.shardFor(def.group, def.resource), objectKey(def.group, def.resource, def.scope === 'Namespaced' ? namespace : '', String(ref.name)))
-    if (!rec) return false
+    if (!rec) return 'dangling'
     const a = recordAttrs(rec)
-    return a.u === ref.uid
+    if (a.u !== ref.uid) return 'dangling'
+    return a.d && a.z?.includes('foregroundDeletion') ? 'waiting' : 'solid'
   }
 
   async #work(item: string): Promise<boolean> {
@@ -124,29 +138,50 @@ export class GarbageCollector extends QueueController {
     return this.#finishOwner(item.slice(4))
   }
 
+  /** upstream's attemptToDeleteItem for one dependent: keep it, drop references that no longer hold it, or delete it. */
   async #checkDependent(uid: string): Promise<boolean> {
     const n = this.#nodes.get(uid)
     if (!n) return true
     const cur = this.#read(n.key)
     if (!cur || cur.o.metadata.uid !== uid) return true
-    const refs: Obj[] = cur.o.metadata.ownerReferences ?? []
+    const m = cur.o.metadata
+    const refs: Obj[] = m.ownerReferences ?? []
     if (refs.length === 0) return true
-    const ns = cur.o.metadata.namespace ?? ''
-    const live = refs.filter((r) => this.#ownerExists(ns, r))
-    // An owner in foreground deletion takes its dependents with it.
-    const foreground = refs.some((r) => {
-      const on = this.#nodes.get(String(r.uid))
-      if (!on) return false
-      const oc = this.#read(on.key)
-      return !!oc && oc.o.metadata.deletionTimestamp && (oc.o.metadata.finalizers ?? []).includes('foregroundDeletion')
-    })
-    if (live.length > 0 && !foreground) return true
-    if (cur.o.metadata.deletionTimestamp) return true
-    const r = await this.client.request('DELETE', this.client.path(cur.def, ns, cur.o.metadata.name), {
-      kind: 'DeleteOptions', apiVersion: 'v1', propagationPolicy: foreground ? 'Foreground' : 'Background', preconditions: { uid },
+    // Being deleted is a one-way trip: its dependents are looked at once it is gone.
+    if (m.deletionTimestamp) return true
+    const ns = m.namespace ?? ''
+    const solid: Obj[] = []
+    const dropped: Obj[] = []
+    let waiting = false
+    for (const r of refs) {
+      const c = this.#classify(ns, r)
+      if (c === 'invalid') {
+        // As upstream (OwnerRefInvalidNamespace): the reference cannot resolve, and that is not retried.
+        this.log.warn({ dependent: n.key, owner: { apiVersion: r.apiVersion, kind: r.kind, name: r.name, uid: r.uid }, reason: 'OwnerRefInvalidNamespace' }, 'a cluster-scoped object names a namespaced owner; it is left alone')
+        return true
+      }
+      if (c === 'solid') solid.push(r)
+      else dropped.push(r)
+      if (c === 'waiting') waiting = true
+    }
+    if (solid.length > 0) {
+      if (dropped.length === 0) return true
+      // Another owner still holds it: only the references to owners that are gone or waiting on it are taken out.
+      const gone = new Set(dropped.map((r) => String(r.uid)))
+      m.ownerReferences = refs.filter((r) => !gone.has(String(r.uid)))
+      const r = await this.client.request('PUT', this.client.path(cur.def, ns, m.name), cur.o)
+      if (r.status === 409) return false
+      return r.status < 300 || r.status === 404
+    }
+    // Foreground only for a dependent that has dependents of its own and an owner waiting on it; otherwise the
+    // policy its own GC finalizer asks for, else Background.
+    const fins: string[] = m.finalizers ?? []
+    const policy = waiting && this.#dependents.has(uid) ? 'Foreground' : fins.includes('orphan') ? 'Orphan' : fins.includes('foregroundDeletion') ? 'Foreground' : 'Background'
+    const r = await this.client.request('DELETE', this.client.path(cur.def, ns, m.name), {
+      kind: 'DeleteOptions', apiVersion: 'v1', propagationPolicy: policy, preconditions: { uid },
     })
     if (r.status === 409) return false
-    if (r.status < 300) this.log.info({ dependent: n.key, foreground }, 'deleted dependent')
+    if (r.status < 300) this.log.info({ dependent: n.key, policy }, 'deleted dependent')
     return r.status < 300 || r.status === 404
   }
 

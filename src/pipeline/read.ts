@@ -194,11 +194,11 @@ function listVersion(ctx: RequestContext, hasContinue: boolean): { rv: number | 
   return { rv, match }
 }
 
-export async function list(ctx: RequestContext, def: ResolvedDefinition): Promise<Response> {
-  const shard = shardOfDef(def)
-  const ns = def.scope === 'Namespaced' && ctx.info.namespace !== '' ? ctx.info.namespace : undefined
-  const prefix = typePrefix(def.group, def.resource, def.scope === 'Namespaced' ? ns : '')
-  const sel = parseSelectors(ctx, def)
+/** Where a list read starts: its limit, the version it reads at, the key it continues after, and the rollback to that version. */
+interface ListStart { limit: number; listRv: number; after: string | undefined; overlay: Overlay | null; started: number; returnedBefore: number }
+
+/** The list options of the request (limit, continue, resourceVersion and its match), checked and resolved to a start. */
+async function listStart(ctx: RequestContext, def: ResolvedDefinition, shard: number, prefix: string): Promise<ListStart> {
   const limitParam = ctx.query.get('limit')
   let limit = 0
   if (limitParam !== null && limitParam !== '') {
@@ -247,6 +247,44 @@ export async function list(ctx: RequestContext, def: ResolvedDefinition): Promis
     if (v.rv !== null && v.rv !== 0) await waitForVersion(shard, v.rv)
     listRv = store.snapshot(shard)
   }
+  return { limit, listRv, after, overlay, started, returnedBefore }
+}
+
+/**
+ * The keys a deletecollection works on: one page when the request has a limit (or continues one), as a list would
+ * read it, with the list metadata (resourceVersion, and continue when cut) its answer carries.
+ */
+export async function collectionPage(ctx: RequestContext, def: ResolvedDefinition, sel: Selectors): Promise<{ keys: string[]; meta: Obj }> {
+  const shard = shardOfDef(def)
+  const ns = def.scope === 'Namespaced' && ctx.info.namespace !== '' ? ctx.info.namespace : undefined
+  const prefix = typePrefix(def.group, def.resource, def.scope === 'Namespaced' ? ns : '')
+  const { limit, listRv, after, overlay, started, returnedBefore } = await listStart(ctx, def, shard, prefix)
+  const txn = store.readTxn(shard)
+  const source = rawRangeAt(shard, prefix, after, overlay, txn)
+  const page: Page = { ctx, def, shard, prefix, sel, limit, listRv, started, returnedBefore, overlay, source, txn, count: 0, lastKey: undefined, more: false }
+  try {
+    const keys: string[] = []
+    for (let r = source.next(); !r.done; r = source.next()) {
+      const e = r.value
+      if (!matches(sel, e.key, e.rec)) continue
+      if (limit > 0 && page.count >= limit) { page.more = true; break }
+      keys.push(e.key)
+      page.count++
+      page.lastKey = e.key
+    }
+    return { keys, meta: pageMeta(page) }
+  } finally {
+    source.return(undefined)
+    txn.done()
+  }
+}
+
+export async function list(ctx: RequestContext, def: ResolvedDefinition): Promise<Response> {
+  const shard = shardOfDef(def)
+  const ns = def.scope === 'Namespaced' && ctx.info.namespace !== '' ? ctx.info.namespace : undefined
+  const prefix = typePrefix(def.group, def.resource, def.scope === 'Namespaced' ? ns : '')
+  const sel = parseSelectors(ctx, def)
+  const { limit, listRv, after, overlay, started, returnedBefore } = await listStart(ctx, def, shard, prefix)
   // One read transaction for the whole list: the pages's reads, its remaining count, and a streamed body's later turns.
   const txn = store.readTxn(shard)
   const ix = overlay === null || overlay.size === 0 ? indexedRequirement(def, sel) : undefined

@@ -12,7 +12,7 @@ import { loadDefinitions, unmarshalText } from '../registry/schema.js'
 import { store, registry, gr, shardOfDef, keyFor, objectResponse, valueResponse, withRv, isDryRun, parseRv, parseStored, queryBool, queryInt } from './dispatch.js'
 import type { ShardReply } from '../../actors/shard/messages.js'
 import { PUBLIC_NAMESPACE, SYSTEM_NAMESPACE } from '../auth/rbac-defaults.js'
-import { parseSelectors, matches, listResponse } from './read.js'
+import { parseSelectors, matches, listResponse, collectionPage } from './read.js'
 import { cloneJson, sameJsonText } from '../machinery/json-tree.js'
 
 const GRACEFUL_RESOURCES = new Set(['/pods'])
@@ -307,12 +307,15 @@ function readDeleteOptions(ctx: RequestContext, def: ResolvedDefinition): Delete
   if (opts.propagationPolicy !== undefined && opts.propagationPolicy !== null && typeof opts.propagationPolicy !== 'string') throw mistyped('propagationPolicy', 'v1.DeletionPropagation')
   if (opts.orphanDependents !== undefined && opts.orphanDependents !== null && typeof opts.orphanDependents !== 'boolean') throw mistyped('orphanDependents', 'bool')
   for (const k of ['gracePeriodSeconds', 'propagationPolicy', 'orphanDependents']) if (opts[k] === null) delete opts[k]
-  const grace = queryInt(ctx, 'gracePeriodSeconds')
-  if (grace !== undefined) opts.gracePeriodSeconds = grace
-  const q = ctx.query
-  if (q.get('propagationPolicy') !== null) opts.propagationPolicy = q.get('propagationPolicy')
-  const orphan = queryBool(ctx, 'orphanDependents')
-  if (orphan !== undefined) opts.orphanDependents = orphan
+  // As upstream's handler: the query parameters are decoded only when there is no body (a body wins as a whole).
+  if (ctx.body.length === 0) {
+    const grace = queryInt(ctx, 'gracePeriodSeconds')
+    if (grace !== undefined) opts.gracePeriodSeconds = grace
+    const q = ctx.query
+    if (q.get('propagationPolicy') !== null) opts.propagationPolicy = q.get('propagationPolicy')
+    const orphan = queryBool(ctx, 'orphanDependents')
+    if (orphan !== undefined) opts.orphanDependents = orphan
+  }
   const errs = []
   if (opts.propagationPolicy !== undefined && !POLICIES.includes(opts.propagationPolicy)) errs.push(fieldNotSupported('propagationPolicy', opts.propagationPolicy, [...POLICIES, 'nil']))
   if (opts.orphanDependents !== undefined && opts.propagationPolicy !== undefined) errs.push(fieldInvalid('propagationPolicy', opts.propagationPolicy, 'orphanDependents and deletionPropagation cannot be both set'))
@@ -330,10 +333,121 @@ function successStatus(def: ResolvedDefinition, name: string, uid: string): Obj 
 
 interface DeleteOutcome { status: number; json: string; removed: boolean }
 
-/** One object's delete: preconditions, finalizers and grace, then remove or mark; retried on races. */
+const ORPHAN = 'orphan'
+const FOREGROUND = 'foregroundDeletion'
+
+/** upstream's shouldOrphanDependents: the options, else the object's GC finalizer, else the kind's default policy. */
+function shouldOrphan(def: ResolvedDefinition, finalizers: string[], opts: DeleteOptions): boolean {
+  if (opts.orphanDependents !== undefined) return opts.orphanDependents
+  if (opts.propagationPolicy !== undefined) return opts.propagationPolicy === 'Orphan'
+  for (const f of finalizers) {
+    if (f === ORPHAN) return true
+    if (f === FOREGROUND) return false
+  }
+  return def.strategy.defaultGarbageCollection?.policy === 'Orphan'
+}
+
+/** upstream's shouldDeleteDependents: Foreground in the options, else the object's GC finalizer. */
+function shouldForeground(finalizers: string[], opts: DeleteOptions): boolean {
+  if (opts.orphanDependents !== undefined) return false
+  if (opts.propagationPolicy !== undefined) return opts.propagationPolicy === 'Foreground'
+  for (const f of finalizers) {
+    if (f === FOREGROUND) return true
+    if (f === ORPHAN) return false
+  }
+  return false
+}
+
+/**
+ * The finalizers the garbage collector needs for this delete (upstream's deletionFinalizersForGarbageCollection): both
+ * GC finalizers taken out, then orphan or foregroundDeletion put back as the options (or the object) say. Undefined
+ * when the set stays the same.
+ */
+function gcFinalizers(def: ResolvedDefinition, finalizers: string[], opts: DeleteOptions): string[] | undefined {
+  const next = finalizers.filter((f) => f !== ORPHAN && f !== FOREGROUND)
+  if (shouldOrphan(def, finalizers, opts)) next.push(ORPHAN)
+  if (shouldForeground(finalizers, opts)) next.push(FOREGROUND)
+  const had = new Set(finalizers)
+  const has = new Set(next)
+  if (had.size === has.size && [...has].every((f) => had.has(f))) return undefined
+  return next
+}
+
+/**
+ * upstream's BeforeDelete for a kind with graceful deletion (pods). 'graceful': the object now carries its deletion
+ * timestamp and grace period (a first delete, or a shorter grace); 'pending': a graceful delete is under way and this
+ * one changes nothing; 'none': the grace is over (0 or unset), the delete goes on as for any kind.
+ */
+function beforeGracefulDelete(o: Obj, opts: DeleteOptions, now: number): 'graceful' | 'pending' | 'none' {
+  const m = o.metadata
+  // Negative values count as 1 s on the delete path.
+  const asked = opts.gracePeriodSeconds !== undefined && opts.gracePeriodSeconds < 0 ? 1 : opts.gracePeriodSeconds
+  if (typeof m.deletionGracePeriodSeconds === 'number' && m.deletionGracePeriodSeconds < 0) m.deletionGracePeriodSeconds = 1
+  if (m.deletionTimestamp) {
+    const current = m.deletionGracePeriodSeconds
+    if (typeof current !== 'number' || current === 0) return 'none'
+    // Only a shorter grace period may be asked for; the deadline moves by the difference.
+    if (asked === undefined || asked >= current) return 'pending'
+    m.deletionTimestamp = rfc3339(Date.parse(m.deletionTimestamp) - current * 1000 + asked * 1000)
+    m.deletionGracePeriodSeconds = asked
+    return 'graceful'
+  }
+  // The pod strategy's CheckGracefulDelete: an unscheduled or finished pod goes at once (a grace of 0).
+  let period = asked ?? o.spec?.terminationGracePeriodSeconds ?? 0
+  if (!o.spec?.nodeName) period = 0
+  if (o.status?.phase === 'Succeeded' || o.status?.phase === 'Failed') period = 0
+  m.deletionTimestamp = rfc3339(now + period * 1000)
+  m.deletionGracePeriodSeconds = period
+  // The first graceful delete changes what the object's controllers may do: its generation moves.
+  if (typeof m.generation === 'number' && m.generation > 0) m.generation++
+  return 'graceful'
+}
+
+/** upstream's markAsDeleting: an object held by finalizers gets a deletion timestamp (now, or an earlier one kept) and grace 0. */
+function markAsDeleting(m: Obj, now: number): void {
+  if (!m.deletionTimestamp && typeof m.generation === 'number' && m.generation > 0) m.generation++
+  if (!m.deletionTimestamp || Date.parse(m.deletionTimestamp) > now) m.deletionTimestamp = rfc3339(now)
+  m.deletionGracePeriodSeconds = 0
+}
+
+/** The fields a delete may change, printed: a delete that leaves them as they were writes nothing. */
+function deletionState(o: Obj): string {
+  const m = o.metadata
+  return JSON.stringify([m.finalizers, m.deletionTimestamp, m.deletionGracePeriodSeconds, m.generation, o.status?.phase])
+}
+
+/**
+ * upstream's namespace delete: the first one sets the deletion timestamp (no grace period), the Terminating phase and
+ * the GC finalizers the options ask for; later ones answer the namespace as it is while its spec.finalizers remain.
+ * Undefined once those are gone: the delete then goes on as for any object.
+ */
+function namespaceDelete(o: Obj, opts: DeleteOptions, now: number): 'mark' | 'unchanged' | undefined {
+  const m = o.metadata
+  if (m.deletionTimestamp) return Array.isArray(o.spec?.finalizers) && o.spec.finalizers.length > 0 ? 'unchanged' : undefined
+  m.deletionTimestamp = rfc3339(now)
+  o.status = { ...(o.status ?? {}), phase: 'Terminating' }
+  const fins: string[] = Array.isArray(m.finalizers) ? m.finalizers : []
+  const orphan = opts.orphanDependents !== undefined ? opts.orphanDependents : opts.propagationPolicy !== undefined ? opts.propagationPolicy === 'Orphan' : fins.includes(ORPHAN)
+  const foreground = opts.orphanDependents !== undefined ? !opts.orphanDependents : opts.propagationPolicy !== undefined ? opts.propagationPolicy === 'Foreground' : fins.includes(FOREGROUND)
+  if (orphan !== fins.includes(ORPHAN) || foreground !== fins.includes(FOREGROUND)) {
+    const next = fins.filter((f) => f !== ORPHAN && f !== FOREGROUND)
+    if (orphan) next.push(ORPHAN)
+    if (foreground) next.push(FOREGROUND)
+    m.finalizers = next
+  }
+  return 'mark'
+}
+
+/**
+ * One object's delete, as upstream's generic store runs it: preconditions; for pods the graceful-delete rules; then the
+ * GC finalizers. An object held by finalizers (or in its grace period) is marked and stays; otherwise it is removed,
+ * after a write of its deletion timestamp when the kind deletes gracefully. Retried on races.
+ */
 export async function deleteOne(ctx: RequestContext, def: ResolvedDefinition, namespace: string, name: string, opts: DeleteOptions, dry: boolean): Promise<DeleteOutcome> {
   const shard = shardOfDef(def)
   const key = keyFor(def, namespace, name)
+  const gracefulKind = GRACEFUL_RESOURCES.has(`${def.group}/${def.resource}`)
+  const isNamespace = def.group === '' && def.resource === 'namespaces'
   for (let attempt = 0; attempt < MAX_UPDATE_ATTEMPTS; attempt++) {
     const rec = store.getFresh(shard, key)
     if (!rec) throw notFound(gr(def), name)
@@ -350,45 +464,49 @@ export async function deleteOne(ctx: RequestContext, def: ResolvedDefinition, na
     const admitted = admitPlugins(ctx, def, 'DELETE', undefined, o)
     if (admitted) await admitted
     const now = Date.now()
-    const finalizers: string[] = Array.isArray(m.finalizers) ? [...m.finalizers] : []
-    const policy = opts.propagationPolicy ?? (opts.orphanDependents === true ? 'Orphan' : opts.orphanDependents === false ? 'Background' : def.strategy.defaultGarbageCollection?.policy)
-    const add = policy === 'Orphan' ? 'orphan' : policy === 'Foreground' ? 'foregroundDeletion' : undefined
-    if (add) {
-      const other = add === 'orphan' ? 'foregroundDeletion' : 'orphan'
-      const i = finalizers.indexOf(other)
-      if (i >= 0 && !m.deletionTimestamp) finalizers.splice(i, 1)
-      if (!finalizers.includes(add) && !m.deletionTimestamp) finalizers.push(add)
-    } else if (policy === 'Background' && !m.deletionTimestamp) {
-      for (const f of ['orphan', 'foregroundDeletion']) { const i = finalizers.indexOf(f); if (i >= 0) finalizers.splice(i, 1) }
-    }
-    let grace = 0
-    if (GRACEFUL_RESOURCES.has(`${def.group}/${def.resource}`) && o.spec?.nodeName && !(o.status?.phase === 'Succeeded' || o.status?.phase === 'Failed')) {
-      grace = opts.gracePeriodSeconds ?? o.spec?.terminationGracePeriodSeconds ?? 30
-      if (grace < 0) grace = 1
-    }
-    const isNamespace = def.group === '' && def.resource === 'namespaces'
     if (isNamespace && PROTECTED_NAMESPACES.has(name)) throw forbidden(gr(def), name, 'this namespace may not be deleted')
-    const specFinalizers = isNamespace && Array.isArray(o.spec?.finalizers) && o.spec.finalizers.length > 0
-    const twoPhase = finalizers.length > 0 || grace > 0 || specFinalizers
-    if (m.deletionTimestamp && twoPhase) {
-      // Already being deleted: a repeated delete changes nothing but may shorten the grace period.
-      if (!(grace > 0 && m.deletionGracePeriodSeconds > grace)) return { status: 200, json: recordObject(rec).toString('utf8'), removed: false }
-    }
-    if (twoPhase) {
-      if (!m.deletionTimestamp || grace < (m.deletionGracePeriodSeconds ?? Infinity)) {
-        m.deletionTimestamp = rfc3339(now + grace * 1000)
-        m.deletionGracePeriodSeconds = grace
+    const unchanged = (): DeleteOutcome => ({ status: 200, json: recordObject(rec).toString('utf8'), removed: false })
+    const before = deletionState(o)
+    // What happens: 'mark' writes the object and it stays; 'markThenRemove' writes it, then removes it; 'remove' removes it as stored.
+    let plan: 'mark' | 'markThenRemove' | 'remove'
+    const ns = isNamespace ? namespaceDelete(o, opts, now) : undefined
+    if (ns === 'unchanged') return unchanged()
+    if (ns === 'mark') {
+      plan = 'mark'
+    } else {
+      const g = gracefulKind ? beforeGracefulDelete(o, opts, now) : 'none'
+      if (g === 'pending') return unchanged()
+      const graceful = g === 'graceful'
+      const held = Array.isArray(m.finalizers) && m.finalizers.length > 0
+      const fins = gcFinalizers(def, Array.isArray(m.finalizers) ? m.finalizers : [], opts)
+      if (graceful || held || fins) {
+        if (fins) { if (fins.length > 0) m.finalizers = fins; else delete m.finalizers }
+        const pending = Array.isArray(m.finalizers) && m.finalizers.length > 0
+        if (!graceful) {
+          if (pending) markAsDeleting(m, now)
+          plan = pending ? 'mark' : 'remove'
+        } else {
+          plan = pending || m.deletionGracePeriodSeconds > 0 ? 'mark' : 'markThenRemove'
+        }
+      } else {
+        plan = 'remove'
       }
-      if (finalizers.length > 0) m.finalizers = finalizers
-      if (isNamespace) o.status = { ...(o.status ?? {}), phase: 'Terminating' }
     }
-    // Two-phase: the object is marked and stays; otherwise it is removed now.
-    const removed = !twoPhase
+    // A repeated delete that changes nothing writes nothing.
+    if (plan === 'mark' && deletionState(o) === before) return unchanged()
     const json = toStoredJson(o)
-    if (dry) return { status: 200, json: withRv(json, curRv), removed }
+    if (dry) return { status: 200, json: withRv(json, curRv), removed: plan !== 'mark' }
     const attrs = JSON.stringify(attrsOf(def, o))
-    const r = removed ? await store.remove(shard, key, curRv, attrs, json, sendAtOnce(ctx)) : await store.put(shard, key, curRv, attrs, json, sendAtOnce(ctx))
-    if (r.ok) return { status: 200, json: withRv(json, r.rv), removed }
+    const atOnce = sendAtOnce(ctx)
+    let r = plan === 'remove' ? await store.remove(shard, key, curRv, attrs, json, atOnce) : await store.put(shard, key, curRv, attrs, json, atOnce)
+    // A graceful kind deleted with no grace left: the marked object was written (watchers see it), now it goes.
+    if (r.ok && plan === 'markThenRemove') {
+      r = await store.remove(shard, key, r.rv, attrs, json, atOnce)
+      // Raced by another writer after the mark: the next attempt finds the marked object and removes it.
+      if (!r.ok && r.reason === 'conflict') continue
+      if (!r.ok && r.reason === 'notfound') return { status: 200, json: withRv(json, curRv), removed: true }
+    }
+    if (r.ok) return { status: 200, json: withRv(json, r.rv), removed: plan !== 'mark' }
     if (r.reason === 'conflict') continue
     if (r.reason === 'notfound') throw notFound(gr(def), name)
     throw internal(r.message ?? r.reason)
@@ -409,7 +527,8 @@ export async function remove(ctx: RequestContext, def: ResolvedDefinition): Prom
     const uid = (JSON.parse(out.json) as Obj).metadata.uid
     return valueResponse(ctx, 200, successStatus(def, ctx.info.name, uid))
   }
-  return objectResponse(ctx, out.status, out.json)
+  // As upstream's handler: 202 when the object stays and the legacy orphanDependents=false asked for cascading.
+  return objectResponse(ctx, !out.removed && opts.orphanDependents === false ? 202 : out.status, out.json)
 }
 
 export async function deleteCollection(ctx: RequestContext, def: ResolvedDefinition): Promise<Response> {
@@ -418,15 +537,24 @@ export async function deleteCollection(ctx: RequestContext, def: ResolvedDefinit
   const opts = readDeleteOptions(ctx, def)
   const dry = isDryRun(ctx, opts as Obj)
   const sel = parseSelectors(ctx, def)
-  const shard = shardOfDef(def)
-  const ns = def.scope === 'Namespaced' && ctx.info.namespace !== '' ? ctx.info.namespace : undefined
-  const prefix = typePrefix(def.group, def.resource, def.scope === 'Namespaced' ? ns : '')
-  const listRv = store.snapshot(shard)
   const targets: Array<{ namespace: string; name: string }> = []
-  for (const { key, value } of store.range(shard, prefix)) {
-    if (!matches(sel, key, value)) continue
-    const p = key.split('/')
-    targets.push({ namespace: p[2], name: p[3] })
+  let meta: Obj
+  const paged = (ctx.query.get('limit') ?? '') !== '' || (ctx.query.get('continue') ?? '') !== ''
+  if (paged) {
+    // As upstream: with a limit, one page is read as a list reads it and deleted, and the answer carries its continue.
+    const page = await collectionPage(ctx, def, sel)
+    for (const key of page.keys) { const p = key.split('/'); targets.push({ namespace: p[2], name: p[3] }) }
+    meta = page.meta
+  } else {
+    const shard = shardOfDef(def)
+    const ns = def.scope === 'Namespaced' && ctx.info.namespace !== '' ? ctx.info.namespace : undefined
+    const prefix = typePrefix(def.group, def.resource, def.scope === 'Namespaced' ? ns : '')
+    meta = { resourceVersion: String(store.snapshot(shard)) }
+    for (const { key, value } of store.range(shard, prefix)) {
+      if (!matches(sel, key, value)) continue
+      const p = key.split('/')
+      targets.push({ namespace: p[2], name: p[3] })
+    }
   }
   const deleted: string[] = []
   for (const t of targets) {
@@ -438,6 +566,6 @@ export async function deleteCollection(ctx: RequestContext, def: ResolvedDefinit
       throw err
     }
   }
-  return listResponse(ctx, def, { resourceVersion: String(listRv) }, deleted)
+  return listResponse(ctx, def, meta, deleted)
 }
 

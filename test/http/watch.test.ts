@@ -570,8 +570,9 @@ t.test('fan-out: node, namespace, single-object and cluster-wide watchers each g
   await mutate('/api/v1/namespaces/wt-fan-b/pods/fp-1/status', (o) => { o.status.phase = 'Running' })
   await mutate('/api/v1/namespaces/wt-fan-b/pods/fp-1/status', (o) => { o.status.phase = 'Succeeded' })
   for (const m of made) await del(`/api/v1/namespaces/${m.ns}/pods/${m.name}`)
+  // A pod deleted with no grace is first written with its deletion timestamp (MODIFIED), then removed (DELETED).
   const expectFor = (keep: (m: { ns: string; name: string; node: string }) => boolean, extra: string[] = []) =>
-    made.filter(keep).flatMap((m) => [`ADDED:${m.name}`]).concat(extra, made.filter(keep).map((m) => `DELETED:${m.name}`))
+    made.filter(keep).flatMap((m) => [`ADDED:${m.name}`]).concat(extra, made.filter(keep).flatMap((m) => [`MODIFIED:${m.name}`, `DELETED:${m.name}`]))
   const wanted: Array<[string, typeof all, string[]]> = []
   for (let i = 0; i < NODES; i++) wanted.push([`node fan-n${i}`, byNode[i], expectFor((m) => m.node === `fan-n${i}`, i === 1 ? ['MODIFIED:fp-1', 'MODIFIED:fp-1'] : [])])
   wanted.push(['unscheduled', unscheduled, expectFor((m) => m.node === '')])
@@ -627,10 +628,10 @@ t.test('selectors inside a watch: starting to match is ADDED, stopping is DELETE
     await mutate(`${pods}/p-other/status`, (o) => { o.status.phase = 'Running' })
     await mutate(`${pods}/p-other/status`, (o) => { o.status.phase = 'Succeeded' })
     await del(`${pods}/p-mine`)
-    await byNode.count(2)
+    await byNode.count(3)
     await byPhase.count(2)
     await sleep(300)
-    t.same(byNode.summary(), ['ADDED:p-mine', 'DELETED:p-mine'], 'spec.nodeName=wn1 sees only the pod on wn1')
+    t.same(byNode.summary(), ['ADDED:p-mine', 'MODIFIED:p-mine', 'DELETED:p-mine'], 'spec.nodeName=wn1 sees only the pod on wn1 (its delete: marked, then removed)')
     t.same(byPhase.summary(), ['ADDED:p-other', 'DELETED:p-other'], 'status.phase=Running: ADDED on entering Running, DELETED on leaving it')
     byNode.close()
     byPhase.close()
