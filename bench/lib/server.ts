@@ -41,6 +41,8 @@ export interface LaunchOptions {
   shards?: number
   extraArgs?: string[]
   readyTimeoutMs?: number
+  /** how a free port is found when `port` is 0 (tests replace it to make a port race happen) */
+  pickPort?: () => Promise<number>
 }
 
 export interface StageTimings {
@@ -80,8 +82,23 @@ export function probe(url: string, path: string, timeoutMs = 1000): Promise<numb
   })
 }
 
+/**
+ * Starts a server. A port the bench picked itself (no --port) can be taken by another process between freePort() and
+ * the server's bind; that start is tried again on a fresh port, a few times.
+ */
 export async function launchServer(o: LaunchOptions): Promise<Server> {
-  const port = o.port || (await freePort())
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await launchOnce(o, o.port || (await (o.pickPort ?? freePort)()))
+    } catch (err) {
+      if (o.port || attempt >= 5 || !(err instanceof PortTaken)) throw err
+    }
+  }
+}
+
+class PortTaken extends Error {}
+
+async function launchOnce(o: LaunchOptions, port: number): Promise<Server> {
   const dataDir = o.dataDir ?? join(o.tmp, `data-${port}`)
   mkdirSync(dataDir, { recursive: true })
   const logFile = join(o.tmp, `server-${port}-${Date.now()}.log`)
@@ -106,7 +123,11 @@ export async function launchServer(o: LaunchOptions): Promise<Server> {
   const url = `http://127.0.0.1:${port}`
   const deadline = t0 + (o.readyTimeoutMs ?? 120_000)
   for (;;) {
-    if (exitCode !== undefined) throw new Error(`server exited with ${exitCode} before it was ready; its log ends with:\n${tail(logFile)}`)
+    if (exitCode !== undefined) {
+      const log = tail(logFile)
+      const text = `server exited with ${exitCode} before it was ready; its log ends with:\n${log}`
+      throw /address already in use/.test(log) ? new PortTaken(text) : new Error(text)
+    }
     if ((await probe(url, '/readyz', 500)) === 200) break
     if (performance.now() > deadline) {
       proc.kill('SIGKILL')
