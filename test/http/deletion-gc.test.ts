@@ -4,6 +4,7 @@
 // re-applied by a repeated delete, a deletecollection page, the body winning over the query, and the legacy 202.
 import t from 'tap'
 import { startServer, type TestServer, type Reply } from '../helpers/server.js'
+import { created, eventually } from '../helpers/poll.js'
 
 let s: TestServer
 t.before(async () => { s = await startServer() })
@@ -18,20 +19,6 @@ const crPath = (name = '') => `/apis/rbac.authorization.orch.io/v1/clusterroles$
 
 function cm(name: string, metadata: Record<string, unknown> = {}): Record<string, unknown> {
   return { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, ...metadata }, data: { k: 'v' } }
-}
-
-async function created(r: Reply, what: string): Promise<any> {
-  if (r.status !== 201) throw new Error(`create ${what}: ${r.status} ${r.text}`)
-  return r.json
-}
-
-async function eventually(check: () => Promise<boolean>, ms = 10_000, every = 100): Promise<boolean> {
-  const deadline = Date.now() + ms
-  for (;;) {
-    if (await check()) return true
-    if (Date.now() > deadline) return false
-    await new Promise((r) => setTimeout(r, every))
-  }
 }
 
 const gone = (path: string) => async () => (await s.request('GET', path)).status === 404

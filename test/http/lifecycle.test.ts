@@ -1,6 +1,7 @@
 // Black-box: deletion lifecycle (finalizers, grace periods, DeleteOptions) and garbage collection through ownerReferences.
 import t from 'tap'
 import { startServer, type TestServer, type Reply } from '../helpers/server.js'
+import { created, eventually } from '../helpers/poll.js'
 
 let s: TestServer
 t.before(async () => { s = await startServer() })
@@ -19,21 +20,6 @@ function pod(name: string, nodeName?: string): Record<string, unknown> {
   return {
     apiVersion: 'v1', kind: 'Pod', metadata: { name },
     spec: { ...(nodeName ? { nodeName } : {}), containers: [{ name: 'c', image: 'busybox:1.36' }] },
-  }
-}
-
-async function created(r: Reply, what: string): Promise<any> {
-  if (r.status !== 201) throw new Error(`create ${what}: ${r.status} ${r.text}`)
-  return r.json
-}
-
-/** Polls `check` until it returns true or the deadline passes; returns whether it became true. */
-async function eventually(check: () => Promise<boolean>, ms = 10_000, every = 100): Promise<boolean> {
-  const deadline = Date.now() + ms
-  for (;;) {
-    if (await check()) return true
-    if (Date.now() > deadline) return false
-    await new Promise((r) => setTimeout(r, every))
   }
 }
 

@@ -1,6 +1,7 @@
 // Black-box: bootstrap namespaces and the namespace lifecycle (Terminating, content removal, finalization).
 import t from 'tap'
 import { startServer, type TestServer, type Reply } from '../helpers/server.js'
+import { eventually } from '../helpers/poll.js'
 
 let s: TestServer
 t.before(async () => { s = await startServer() })
@@ -13,15 +14,6 @@ const grouped = (gv: string, ns: string, res: string, name = '') => `/apis/${gv}
 function must(r: Reply, what: string, status = 201): any {
   if (r.status !== status) throw new Error(`${what}: expected ${status}, got ${r.status} ${r.text}`)
   return r.json
-}
-
-async function eventually(check: () => Promise<boolean>, ms: number, every = 100): Promise<boolean> {
-  const deadline = Date.now() + ms
-  for (;;) {
-    if (await check()) return true
-    if (Date.now() > deadline) return false
-    await new Promise((r) => setTimeout(r, every))
-  }
 }
 
 /** Creates a namespace holding objects of several types; returns their paths. */
