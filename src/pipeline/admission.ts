@@ -11,7 +11,7 @@ import {
   badRequest, invalid, unsupportedMediaType, fieldInvalid, type FieldError,
 } from '../machinery/errors.js'
 import { finalizerNameErrors, validateObjectMeta } from '../machinery/validation.js'
-import { noOwnKeys, sameJsonText } from '../machinery/json-tree.js'
+import { cloneJson, noOwnKeys, sameJsonText } from '../machinery/json-tree.js'
 import { RV_MARKER, type Attrs } from '../machinery/storage-format.js'
 import { dropNulls, type SchemaSet } from '../registry/schema.js'
 import { fillZeroValues, type Obj, type ResolvedDefinition } from '../registry/define.js'
@@ -419,7 +419,7 @@ export function admitUpdate(ctx: RequestContext, def: ResolvedDefinition, o: Obj
   }
   if (target === 'main') {
     errs.push(...validateObjectMeta(o.metadata, { nameRule: def.strategy.nameRule ?? 'subdomain', namespaced: def.scope === 'Namespaced' }))
-    if (def.strategy.validateUpdate) errs.push(...def.strategy.validateUpdate(o, old))
+    if (def.strategy.validateUpdate) errs.push(...def.strategy.validateUpdate(o, decodedView(def, old)))
     else if (def.strategy.validate) errs.push(...def.strategy.validate(o))
   } else if (target === 'status' && def.status?.validateUpdate) {
     errs.push(...def.status.validateUpdate(o, old))
@@ -427,6 +427,19 @@ export function admitUpdate(ctx: RequestContext, def: ResolvedDefinition, o: Obj
     errs.push(...def.ephemeralContainers.validateUpdate(o, old))
   }
   assertValid(def, o, errs)
+}
+
+/**
+ * The stored object as upstream's decoding from storage hands it to an update's checks: defaulted, with its zero
+ * values. An object stored by an earlier build may lack what this build adds on every write (a container's
+ * `resources: {}`, the serviceAccount alias); compared as stored, a Job's unchanged template would be "changed".
+ */
+function decodedView(def: ResolvedDefinition, old: Obj): Obj {
+  if (def.strategy.default === undefined && def.zeroSpec === undefined) return old
+  const v = cloneJson(old) as Obj
+  def.strategy.default?.(v)
+  if (def.zeroSpec !== undefined) fillZeroValues(v, def.zeroSpec)
+  return v
 }
 
 function fieldForbiddenFinalizer(f: string): FieldError {
