@@ -199,6 +199,17 @@ export function wildcardSubdomain(v: string): string[] {
   return errs
 }
 
+/** The kind and name of a reference to another object: both required, each a path segment name. */
+export function kindAndNameErrors(ref: Record<string, unknown>, path: string): FieldError[] {
+  const errs: FieldError[] = []
+  for (const key of ['kind', 'name']) {
+    const v = typeof ref[key] === 'string' ? ref[key] as string : ''
+    if (v === '') errs.push(fieldRequired(`${path}.${key}`))
+    else for (const d of pathSegmentName(v)) errs.push(fieldInvalid(`${path}.${key}`, v, d))
+  }
+  return errs
+}
+
 /** Problems of an IANA_SVC_NAME port name (upstream IsValidPortName). */
 export function portName(v: string): string[] {
   const errs: string[] = []

@@ -2,7 +2,7 @@
 import { existsSync, readFileSync } from 'node:fs'
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv'
 import type { FieldError } from '../machinery/errors.js'
-import { canonicalQuantity, quantityParseError } from '../machinery/quantity.js'
+import { canonicalQuantity, ERR_QUANTITY_FORMAT, QUANTITY_REGEX, quantityParseError } from '../machinery/quantity.js'
 
 export type SchemaNode = Record<string, any>
 
@@ -20,7 +20,7 @@ export function loadDefinitions(): Record<string, SchemaNode> {
 }
 
 /** The grammar a Quantity string must match to decode (upstream's message quotes it). */
-export const QUANTITY_PATTERN = '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'
+export const QUANTITY_PATTERN = QUANTITY_REGEX
 
 /** Swagger 2 leaves to JSON Schema for ajv: int-or-string, quantities, free-form JSON, integer ranges, no formats. */
 function adapt(name: string, node: SchemaNode): SchemaNode {
@@ -161,7 +161,7 @@ function toFieldError(obj: unknown, e: ErrorObject, defs: Record<string, SchemaN
   }
   if (e.keyword === 'pattern' && (e.params as { pattern?: string }).pattern === QUANTITY_PATTERN) {
     // Upstream fails to decode these (a quantity that does not parse, an int32 out of range): `decode` marks them.
-    return { type: 'FieldValueInvalid', field, value, decode: true, detail: `quantities must match the regular expression '${QUANTITY_PATTERN}'` }
+    return { type: 'FieldValueInvalid', field, value, decode: true, detail: ERR_QUANTITY_FORMAT }
   }
   if (e.keyword === 'orchQuantity') return { type: 'FieldValueInvalid', field, value, decode: true, detail: e.message ?? 'unable to parse quantity' }
   if (e.keyword === 'minimum' || e.keyword === 'maximum') {
@@ -182,13 +182,13 @@ function toFieldError(obj: unknown, e: ErrorObject, defs: Record<string, SchemaN
 function canonicalizeQuantity(this: unknown, _schema: unknown, data: unknown, _parent?: unknown, cxt?: { parentData: any; parentDataProperty: string | number }): boolean {
   if (typeof data !== 'string' && typeof data !== 'number') return true
   if (typeof data === 'string' && !QUANTITY_RE.test(data)) return true
-  const problem = quantityParseError(data)
-  if (problem !== undefined) {
-    (canonicalizeQuantity as unknown as { errors: unknown[] }).errors = [{ keyword: 'orchQuantity', message: problem, params: {} }]
+  // One parse when it is good; the error text is worked out only for a quantity that fails.
+  const c = canonicalQuantity(data)
+  if (c === undefined) {
+    (canonicalizeQuantity as unknown as { errors: unknown[] }).errors = [{ keyword: 'orchQuantity', message: quantityParseError(data) ?? ERR_QUANTITY_FORMAT, params: {} }]
     return false
   }
-  const c = canonicalQuantity(data)
-  if (c !== undefined && c !== data && cxt !== undefined) cxt.parentData[cxt.parentDataProperty] = c
+  if (c !== data && cxt !== undefined) cxt.parentData[cxt.parentDataProperty] = c
   return true
 }
 const QUANTITY_RE = new RegExp(QUANTITY_PATTERN)

@@ -1,5 +1,6 @@
 // Shared pieces of the table printers (upstream pkg/printers/internalversion) and label formatting.
 // Everything here is pure: the time of the request comes in as `now` (ms since epoch).
+import { canonicalQuantity } from '../../machinery/quantity.js'
 import type { Obj, TableColumn } from '../define.js'
 
 /** kubectl's duration.HumanDuration: `5s`, `3m20s`, `45m`, `4h5m`, `20h`, `3d4h`, `30d`, `2y5d`, `9y`. */
@@ -191,57 +192,14 @@ export function eventColumns(view: (o: Obj) => EventView): TableColumn[] {
 
 // ---- helpers of the printers of storage, policy, networking and admission types ----
 
-const DECIMAL_SUFFIXES: Record<string, number> = { n: -9, u: -6, m: -3, '': 0, k: 3, M: 6, G: 9, T: 12, P: 15, E: 18 }
-const BINARY_SUFFIXES: Record<string, number> = { Ki: 10, Mi: 20, Gi: 30, Ti: 40, Pi: 50, Ei: 60 }
-const DECIMAL_SUFFIX_OF = new Map(Object.entries(DECIMAL_SUFFIXES).map(([s, e]) => [e, s]))
-const BINARY_SUFFIX_OF = ['', 'Ki', 'Mi', 'Gi', 'Ti', 'Pi', 'Ei']
-const QUANTITY = /^([+-]?)(\d*)(?:\.(\d*))?(?:[eE]([+-]?\d+)|(Ki|Mi|Gi|Ti|Pi|Ei|n|u|m|k|M|G|T|P|E))?$/
-
 /**
- * resource.Quantity's String(): the canonical form upstream prints (`1024Mi` is `1Gi`, `0.5` is `500m`, `1500` stays
- * `1500`, `1.5Ki` is `1536`, `0Gi` is `0`). The value keeps the notation it was written in (binary suffix, decimal
- * suffix, or exponent); below a nano it is rounded up, as parsing does. Unset is `0` (the zero Quantity); a text that
- * is no quantity is printed as it is.
+ * resource.Quantity's String(): the form upstream prints (`1024Mi` is `1Gi`, `0.5` is `500m`, a text its parser keeps
+ * stays as written). Unset is `0` (the zero Quantity); a text that is no quantity is printed as it is.
  */
 export function quantityString(q: unknown): string {
   if (q === undefined || q === null) return '0'
   if (typeof q !== 'string' && typeof q !== 'number') return String(q)
-  const text = String(q).trim()
-  const m = QUANTITY.exec(text)
-  if (!m || (m[2] === '' && (m[3] ?? '') === '')) return text
-  const negative = m[1] === '-'
-  const frac = m[3] ?? ''
-  let mant = BigInt(`${m[2]}${frac}` || '0')
-  let exp = -frac.length
-  let binary = false
-  let exponentForm = false
-  if (m[4] !== undefined) { exponentForm = true; exp += Number(m[4]) }
-  else if (m[5] !== undefined && m[5] in BINARY_SUFFIXES) { binary = true; mant <<= BigInt(BINARY_SUFFIXES[m[5]]) }
-  else exp += DECIMAL_SUFFIXES[m[5] ?? '']
-  if (mant === 0n) return '0'
-  if (exp < -9) {
-    // Round up (away from zero) to nano precision.
-    const div = 10n ** BigInt(-9 - exp)
-    mant = (mant + div - 1n) / div
-    exp = -9
-  }
-  const sign = negative ? '-' : ''
-  if (binary) {
-    let whole: bigint | undefined
-    if (exp >= 0) whole = mant * 10n ** BigInt(exp)
-    else { const div = 10n ** BigInt(-exp); if (mant % div === 0n) whole = mant / div }
-    if (whole !== undefined && whole >= 1024n) {
-      let n = 0
-      while (n < 6 && whole % 1024n === 0n) { whole /= 1024n; n++ }
-      return `${sign}${whole}${BINARY_SUFFIX_OF[n]}`
-    }
-    // Below 1024, or not a whole number: printed as a decimal quantity.
-  }
-  while (mant % 10n === 0n) { mant /= 10n; exp++ }
-  while (exp % 3 !== 0) { mant *= 10n; exp-- }
-  if (exponentForm) return `${sign}${mant}${exp === 0 ? '' : `e${exp}`}`
-  const suffix = DECIMAL_SUFFIX_OF.get(exp)
-  return suffix === undefined ? `${sign}${mant}e${exp}` : `${sign}${mant}${suffix}`
+  return canonicalQuantity(q) ?? String(q).trim()
 }
 
 /** A *Quantity's String(): `<nil>` when unset. */

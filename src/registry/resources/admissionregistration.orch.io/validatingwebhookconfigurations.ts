@@ -201,22 +201,28 @@ export function defaultWebhooks(o: Obj, mutating: boolean): void {
   }
 }
 
-export default defineResource({
-  group: 'admissionregistration.orch.io', version: 'v1', kind: 'ValidatingWebhookConfiguration', resource: 'validatingwebhookconfigurations', singular: 'validatingwebhookconfiguration', scope: 'Cluster',
-  verbs: ALL_VERBS,
-  categories: ['api-extensions'],
-  schemaRef: 'io.orch.api.admissionregistration.v1.ValidatingWebhookConfiguration',
-  strategy: {
-    default: (o) => defaultWebhooks(o, false),
-    validate: (o) => validateWebhookConfiguration(o, false),
-    validateUpdate: (o) => validateWebhookConfiguration(o, false),
-    allowUnconditionalUpdate: true,
-    nameRule: 'subdomain',
-    hasGeneration: true,
-  },
-  table: [
-    nameColumn(),
-    { name: 'Webhooks', type: 'integer', description: 'How many webhooks the configuration registers.', cell: (o) => (Array.isArray(o.webhooks) ? o.webhooks.length : 0) },
-    ageColumn(),
-  ],
-})
+/** The resource of a webhook configuration: validating and mutating ones differ in kind and in the mutating fields. */
+export function webhookConfigurationResource(kind: 'ValidatingWebhookConfiguration' | 'MutatingWebhookConfiguration', mutating: boolean) {
+  const resource = `${kind.toLowerCase()}s`
+  return defineResource({
+    group: 'admissionregistration.orch.io', version: 'v1', kind, resource, singular: kind.toLowerCase(), scope: 'Cluster',
+    verbs: ALL_VERBS,
+    categories: ['api-extensions'],
+    schemaRef: `io.orch.api.admissionregistration.v1.${kind}`,
+    strategy: {
+      default: (o) => defaultWebhooks(o, mutating),
+      validate: (o) => validateWebhookConfiguration(o, mutating),
+      validateUpdate: (o) => validateWebhookConfiguration(o, mutating),
+      allowUnconditionalUpdate: true,
+      nameRule: 'subdomain',
+      hasGeneration: true,
+    },
+    table: [
+      nameColumn(),
+      { name: 'Webhooks', type: 'integer', description: 'How many webhooks the configuration registers.', cell: (o) => (Array.isArray(o.webhooks) ? o.webhooks.length : 0) },
+      ageColumn(),
+    ],
+  })
+}
+
+export default webhookConfigurationResource('ValidatingWebhookConfiguration', false)

@@ -3,7 +3,7 @@ import { defineResource, ALL_VERBS, statusSplit } from '../../define.js'
 import type { Obj } from '../../define.js'
 import { fieldForbidden, fieldInvalid, fieldInvalidPrinted, fieldNotSupported, fieldRequired } from '../../../machinery/errors.js'
 import type { FieldError } from '../../../machinery/errors.js'
-import { dns1123Label, pathSegmentName } from '../../../machinery/validation.js'
+import { dns1123Label, kindAndNameErrors, pathSegmentName } from '../../../machinery/validation.js'
 import { ageColumn, int, nameColumn, quantityPtrString } from '../_printers.js'
 import { parseQuantity } from '../core/pods.js'
 
@@ -47,14 +47,7 @@ function quantityCause(field: string, q: unknown, detail: string): FieldError {
 }
 
 function crossVersionRef(ref: unknown, path: string): FieldError[] {
-  const r: Obj = isObj(ref) ? ref : {}
-  const errs: FieldError[] = []
-  for (const key of ['kind', 'name']) {
-    const v = str(r[key])
-    if (v === '') errs.push(fieldRequired(`${path}.${key}`))
-    else for (const d of pathSegmentName(v)) errs.push(fieldInvalid(`${path}.${key}`, v, d))
-  }
-  return errs
+  return kindAndNameErrors(isObj(ref) ? ref : {}, path)
 }
 
 function metricTarget(t: Obj, path: string): FieldError[] {

@@ -3,7 +3,7 @@ import { defineResource, ALL_VERBS, statusSplit } from '../../define.js'
 import type { Obj } from '../../define.js'
 import { fieldInvalid, fieldInvalidPrinted, fieldNotSupported, fieldRequired } from '../../../machinery/errors.js'
 import type { FieldError } from '../../../machinery/errors.js'
-import { dns1035Label, dns1123Subdomain, isIP, pathSegmentName, portName, portNumber, wildcardSubdomain } from '../../../machinery/validation.js'
+import { dns1035Label, dns1123Subdomain, isIP, kindAndNameErrors, portName, portNumber, wildcardSubdomain } from '../../../machinery/validation.js'
 import { ageColumn, brandedAnnotation, nameColumn } from '../_printers.js'
 
 function isObj(v: unknown): v is Obj { return v !== null && typeof v === 'object' && !Array.isArray(v) }
@@ -27,11 +27,7 @@ function hostErrors(field: string, host: string, rejectIP: boolean): FieldError[
 export function typedReferenceErrors(ref: Obj, path: string): FieldError[] {
   const errs: FieldError[] = []
   if (typeof ref.apiGroup === 'string') for (const d of dns1123Subdomain(ref.apiGroup)) errs.push(fieldInvalid(`${path}.apiGroup`, ref.apiGroup, d))
-  for (const key of ['kind', 'name']) {
-    const v = str(ref[key])
-    if (v === '') errs.push(fieldRequired(`${path}.${key}`))
-    else for (const d of pathSegmentName(v)) errs.push(fieldInvalid(`${path}.${key}`, v, d))
-  }
+  errs.push(...kindAndNameErrors(ref, path))
   return errs
 }
 
