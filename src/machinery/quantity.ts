@@ -194,6 +194,12 @@ export function isNegative(q: Quantity | string | number): boolean {
   return x !== undefined && x.mantissa < 0n
 }
 
+/** Whether the value parses and is above zero (upstream's `must be positive` / `must be greater than zero` checks). */
+export function isPositive(q: Quantity | string | number): boolean {
+  const x = toQuantity(q)
+  return x !== undefined && x.mantissa > 0n
+}
+
 export function isZero(q: Quantity | string | number): boolean {
   const x = toQuantity(q)
   return x !== undefined && x.mantissa === 0n

@@ -5,7 +5,7 @@ import { fieldForbidden, fieldInvalid, fieldInvalidPrinted, fieldNotSupported, f
 import type { FieldError } from '../../../machinery/errors.js'
 import { dns1123Label, kindAndNameErrors, pathSegmentName } from '../../../machinery/validation.js'
 import { ageColumn, int, nameColumn, quantityPtrString } from '../_printers.js'
-import { parseQuantity } from '../core/pods.js'
+import { isPositive } from '../../../machinery/quantity.js'
 
 function isObj(v: unknown): v is Obj { return v !== null && typeof v === 'object' && !Array.isArray(v) }
 
@@ -46,6 +46,9 @@ function quantityCause(field: string, q: unknown, detail: string): FieldError {
   return fieldInvalidPrinted(field, String(q), detail)
 }
 
+/** A quantity field's value above zero (a value of the wrong type is not). */
+function positiveQuantity(v: unknown): boolean { return (typeof v === 'string' || typeof v === 'number') && isPositive(v) }
+
 function crossVersionRef(ref: unknown, path: string): FieldError[] {
   return kindAndNameErrors(isObj(ref) ? ref : {}, path)
 }
@@ -55,7 +58,7 @@ function metricTarget(t: Obj, path: string): FieldError[] {
   if (str(t.type) === '') errs.push(fieldRequired(`${path}.type`, 'must specify a metric target type'))
   if (!['Utilization', 'Value', 'AverageValue'].includes(t.type)) errs.push(fieldInvalid(`${path}.type`, t.type ?? '', 'must be either Utilization, Value, or AverageValue'))
   for (const key of ['value', 'averageValue']) {
-    if (present(t[key]) && !(parseQuantity(t[key]) > 0)) errs.push(quantityCause(`${path}.${key}`, t[key], 'must be positive'))
+    if (present(t[key]) && !positiveQuantity(t[key])) errs.push(quantityCause(`${path}.${key}`, t[key], 'must be positive'))
   }
   if (present(t.averageUtilization) && t.averageUtilization < 1) errs.push(fieldInvalid(`${path}.averageUtilization`, t.averageUtilization, 'must be greater than 0'))
   return errs

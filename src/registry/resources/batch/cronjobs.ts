@@ -6,7 +6,7 @@ import type { FieldError } from '../../../machinery/errors.js'
 import { cronScheduleError, goLocationError } from '../../../machinery/cron-schedule.js'
 import { ageColumn, containerColumns, formatLabelSelector, nameColumn, since } from '../_printers.js'
 import { defaultPodTemplate } from '../core/pods.js'
-import { validateJobSpec } from './jobs.js'
+import { nonNegative, validateJobSpec } from './jobs.js'
 
 function isObj(v: unknown): v is Obj { return v !== null && typeof v === 'object' && !Array.isArray(v) }
 
@@ -58,10 +58,6 @@ function timeZoneErrors(tz: unknown): FieldError[] {
   const bad = goLocationError(tz)
   if (bad !== '') errs.push(fieldInvalid(path, tz, bad))
   return errs
-}
-
-function nonNegative(errs: FieldError[], path: string, v: unknown): void {
-  if (typeof v === 'number' && v < 0) errs.push(fieldInvalid(path, v, 'must be greater than or equal to 0'))
 }
 
 /** ValidateCronJobSpec; `old` is the stored spec on update. */

@@ -5,7 +5,7 @@ import type { Obj } from '../../define.js'
 import { fieldDuplicate, fieldInvalid, fieldInvalidOmitted, fieldNotSupported, fieldRequired, fieldTooLong, fieldTooMany, goQuote, GoValue } from '../../../machinery/errors.js'
 import type { FieldError } from '../../../machinery/errors.js'
 import { ageColumn, containerColumns, formatLabelSelector, humanDuration, int, nameColumn, parseTime } from '../_printers.js'
-import { dns1123Label, dns1123Subdomain, qualifiedName, validateAnnotations, validateLabels } from '../../../machinery/validation.js'
+import { dns1123Label, dns1123Subdomain, domainPrefixedPath, qualifiedName, validateAnnotations, validateLabels } from '../../../machinery/validation.js'
 import { defaultPodTemplate, selectorMatches, validatePodSpec } from '../core/pods.js'
 
 function isObj(v: unknown): v is Obj { return v !== null && typeof v === 'object' && !Array.isArray(v) }
@@ -80,28 +80,14 @@ const EXIT_CODE_OPERATORS = ['In', 'NotIn']
 const CONDITION_STATUSES = ['False', 'True', 'Unknown']
 const POD_REPLACEMENT_POLICIES = ['Failed', 'TerminatingOrFailed']
 
-const HTTP_PATH = "[A-Za-z0-9/\\-._~%!$&'()*+,;=:]+"
-const httpPathRe = new RegExp(`^${HTTP_PATH}$`)
-
 function isSet(v: unknown): boolean { return v !== undefined && v !== null }
 function list(v: unknown): any[] { return Array.isArray(v) ? v : [] }
 /** Go's %q of a string slice: `["a" "b"]`. */
 function quotedList(xs: string[]): string { return `[${xs.map(goQuote).join(' ')}]` }
 
-function nonNegative(errs: FieldError[], field: string, v: unknown): void {
+/** upstream ValidateNonnegativeField for an optional number. */
+export function nonNegative(errs: FieldError[], field: string, v: unknown): void {
   if (typeof v === 'number' && v < 0) errs.push(fieldInvalid(field, v, 'must be greater than or equal to 0'))
-}
-
-/** A domain-prefixed path such as `acme.io/foo` (upstream IsDomainPrefixedPath). */
-function domainPrefixedPathErrors(field: string, v: string): FieldError[] {
-  if (v === '') return [fieldRequired(field)]
-  const slash = v.indexOf('/')
-  const host = slash < 0 ? '' : v.slice(0, slash)
-  const path = slash < 0 ? '' : v.slice(slash + 1)
-  if (host === '' || path === '') return [fieldInvalid(field, v, 'must be a domain-prefixed path (such as "acme.io/foo")')]
-  const errs = dns1123Subdomain(host).map((d) => fieldInvalid(field, host, d))
-  if (!httpPathRe.test(path)) errs.push(fieldInvalid(field, path, `Invalid path (regex used for validation is '${HTTP_PATH}')`))
-  return errs
 }
 
 /** Go's strconv.Atoi, as far as index texts need it. */
@@ -285,7 +271,7 @@ export function validateJobSpec(spec: unknown, path: string): FieldError[] {
     if (!perIndex) errs.push(fieldRequired(`${path}.backoffLimitPerIndex`, 'when maxFailedIndexes is specified'))
   }
   if (typeof s.managedBy === 'string') {
-    errs.push(...domainPrefixedPathErrors(`${path}.managedBy`, s.managedBy))
+    errs.push(...domainPrefixedPath(`${path}.managedBy`, s.managedBy))
     if (s.managedBy.length > MANAGED_BY_MAX) errs.push(fieldTooLong(`${path}.managedBy`, MANAGED_BY_MAX))
   }
   const mode = s.completionMode

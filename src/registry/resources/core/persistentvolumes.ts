@@ -5,7 +5,7 @@ import type { Obj } from '../../define.js'
 import { fieldForbidden, fieldInvalid, fieldNotSupported, fieldRequired, GoValue } from '../../../machinery/errors.js'
 import type { FieldError } from '../../../machinery/errors.js'
 import { dns1123Subdomain } from '../../../machinery/validation.js'
-import { parseQuantity } from './pods.js'
+import { isPositive } from '../../../machinery/quantity.js'
 import { accessModesString, ageColumn, nameColumn, quantityString, volumeStorageClass } from '../_printers.js'
 
 function isObj(v: unknown): v is Obj { return v !== null && typeof v === 'object' && !Array.isArray(v) }
@@ -70,7 +70,7 @@ function validatePV(o: Obj): FieldError[] {
     errs.push({ type: 'FieldValueNotSupported', field: 'spec.capacity', value: new GoValue(printed), supported: ['storage'] })
   }
   for (const k of keys) {
-    if (!(parseQuantity(cap[k]) > 0)) errs.push(fieldInvalid(`spec.capacity[${k}]`, String(cap[k]), 'must be greater than zero'))
+    if (!((typeof cap[k] === 'string' || typeof cap[k] === 'number') && isPositive(cap[k]))) errs.push(fieldInvalid(`spec.capacity[${k}]`, String(cap[k]), 'must be greater than zero'))
   }
   const policy = spec.persistentVolumeReclaimPolicy
   if (typeof policy === 'string' && policy !== '' && !['Delete', 'Recycle', 'Retain'].includes(policy)) {
