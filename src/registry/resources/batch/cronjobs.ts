@@ -6,7 +6,7 @@ import type { FieldError } from '../../../machinery/errors.js'
 import { cronScheduleError, goLocationError } from '../../../machinery/cron-schedule.js'
 import { ageColumn, containerColumns, formatLabelSelector, nameColumn, since } from '../_printers.js'
 import { defaultPodTemplate } from '../core/pods.js'
-import { nonNegative, validateJobSpec } from './jobs.js'
+import { nonNegative, validateJobSpec } from './job-validation.js'
 
 function isObj(v: unknown): v is Obj { return v !== null && typeof v === 'object' && !Array.isArray(v) }
 
