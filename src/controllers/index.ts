@@ -5,6 +5,8 @@ import { NamespaceController } from './namespace.js'
 import { GarbageCollector } from './garbage-collector.js'
 import { ClusterRoleAggregation } from './clusterrole-aggregation.js'
 import { ServiceAccountTokens } from './service-account-tokens.js'
+import { ServiceAccountsController } from './service-accounts.js'
+import { RootCaPublisher } from './root-ca-publisher.js'
 import type { SigningKey } from '../auth/service-account.js'
 
 export interface Controllers {
@@ -16,7 +18,7 @@ export interface Controllers {
 export interface ControllerDeps {
   /** The service-account signing key (legacy token secrets). */
   signingKey: SigningKey
-  /** The cluster CA (PEM) put into legacy token secrets; '' when unknown. */
+  /** The cluster CA (PEM) put into legacy token secrets and each namespace's root CA ConfigMap; '' when unknown. */
   caPem: string
 }
 
@@ -31,12 +33,17 @@ export async function startControllers(client: InternalClient, log: Logger, deps
   const gc = new GarbageCollector(client, log.child({ controller: 'garbage-collector' }))
   const agg = new ClusterRoleAggregation(client, log.child({ controller: 'clusterrole-aggregation' }))
   const tokens = new ServiceAccountTokens(client, log.child({ controller: 'serviceaccount-token' }), deps.signingKey, deps.caPem)
+  const accounts = new ServiceAccountsController(client, log.child({ controller: 'serviceaccount' }))
+  // Without a CA of our own (serving certificate files given, or no TLS port) there is nothing to publish.
+  const rootCa = deps.caPem ? new RootCaPublisher(client, log.child({ controller: 'root-ca-cert-publisher' }), deps.caPem) : undefined
   void ns.start()
   void tokens.start()
+  void accounts.start()
+  void rootCa?.start()
   await agg.start()
   let gcStarted = false
   return {
     startBackground() { if (!gcStarted) { gcStarted = true; void gc.start() } },
-    stop() { ns.stop(); gc.stop(); agg.stop(); tokens.stop() },
+    stop() { ns.stop(); gc.stop(); agg.stop(); tokens.stop(); accounts.stop(); rootCa?.stop() },
   }
 }
