@@ -89,7 +89,8 @@ export async function patch(ctx: RequestContext, def: ResolvedDefinition, target
     o.kind = def.kind
     checkFields(ctx, def, o)
     return { object: o, tracked: false }
-  })
+  // The three patch forms apply to a copy of the stored object and share nothing with it.
+  }, { leavesOldAlone: true })
 }
 
 async function serverSideApply(ctx: RequestContext, def: ResolvedDefinition, target: UpdateTarget, name: string, schema: ReturnType<typeof typeTree>): Promise<Response> {

@@ -211,9 +211,10 @@ function sendUpdate(ctx: RequestContext, def: ResolvedDefinition, target: Update
  * The read-modify-write of update and patch (upstream GuaranteedUpdate): read the newest object, build the new one,
  * admit it, write it conditionally on the version read; retried on races unless the client pinned a version.
  */
-export async function guaranteedUpdate(ctx: RequestContext, def: ResolvedDefinition, target: UpdateTarget, name: string, clientRv: number, mutate: Mutation, opts: { readsOld?: boolean } = {}): Promise<Response> {
-  // A mutation that never looks at the stored object (a whole-object update) is handed it without a copy.
-  const copyOld = opts.readsOld !== false
+export async function guaranteedUpdate(ctx: RequestContext, def: ResolvedDefinition, target: UpdateTarget, name: string, clientRv: number, mutate: Mutation, opts: { leavesOldAlone?: boolean } = {}): Promise<Response> {
+  // A mutation that does not change the stored object it is handed (a whole-object update never looks at it; a patch
+  // works on its own copy) is handed it without a copy: the admission and field tracking after it need it unchanged.
+  const copyOld = opts.leavesOldAlone !== true
   const dry = isDryRun(ctx)
   const shard = shardOfDef(def)
   const key = keyFor(def, ctx.info.namespace, name)
@@ -249,7 +250,7 @@ export async function update(ctx: RequestContext, def: ResolvedDefinition, targe
   const clientRv = o0.metadata.resourceVersion ? parseRv(String(o0.metadata.resourceVersion), 'metadata.resourceVersion') : 0
   // A version from the client means one attempt (guaranteedUpdate answers a race with 409 instead of retrying): the
   // decoded body is used as it is, and not kept while the put is in flight. Retries without one each get a fresh copy.
-  return guaranteedUpdate(ctx, def, target, name, clientRv, clientRv !== 0 ? once(o0) : copies(o0), { readsOld: false })
+  return guaranteedUpdate(ctx, def, target, name, clientRv, clientRv !== 0 ? once(o0) : copies(o0), { leavesOldAlone: true })
 }
 
 /** A mutation handing over `o` itself, once: it keeps no reference after that. */

@@ -360,3 +360,25 @@ t.test('merge patch', async (t) => {
   t.equal(arr.toApiError().code, 422)
   t.equal(arr.toApiError().message, ' "" is invalid: patch: Invalid value: "[1]": json: cannot unmarshal array into Go value of type map[string]interface {}')
 })
+
+// The update path hands a patch the stored object itself (guaranteedUpdate's leavesOldAlone): every patch form must
+// leave it as it is. A frozen object makes any write to it throw.
+t.test('no patch form changes the object it is applied to', async (t) => {
+  const freeze = (v: unknown): unknown => {
+    if (v !== null && typeof v === 'object') { for (const x of Object.values(v)) freeze(x); Object.freeze(v) }
+    return v
+  }
+  const frozen = () => freeze(pod()) as Obj
+  const before = JSON.stringify(pod())
+  const s = smp(frozen(), {
+    metadata: { labels: { tier: null, added: 'y' }, finalizers: ['a.io/three'] },
+    spec: { containers: [{ name: 'app', image: 'app:2', env: [{ name: 'B', $patch: 'delete' }, { name: 'C', value: '3' }] }, { name: 'side', $patch: 'delete' }] },
+    status: { conditions: [{ type: 'Ready', status: 'True' }] },
+  }, POD) as Obj
+  t.equal(s.spec.containers[0].image, 'app:2')
+  const m = mergePatch(frozen(), { metadata: { labels: { tier: null } }, spec: { containers: [{ name: 'app', image: 'app:3' }] } }) as Obj
+  t.equal(m.spec.containers[0].image, 'app:3')
+  const j = jsonPatch(frozen(), [{ op: 'replace', path: '/spec/containers/0/image', value: 'app:4' }, { op: 'remove', path: '/metadata/labels/tier' }, { op: 'add', path: '/metadata/finalizers/-', value: 'a.io/x' }]) as Obj
+  t.equal(j.spec.containers[0].image, 'app:4')
+  t.equal(JSON.stringify(pod()), before)
+})
