@@ -1,5 +1,6 @@
 // A small work queue (keys deduplicated while waiting, one worker, retries after a delay) and the controller base on it.
 import type { Logger } from 'pino'
+import { objectKey, recordAttrs, typePrefix } from '../machinery/storage-format.js'
 import type { InternalClient } from '../server/internal-client.js'
 export class WorkQueue {
   #waiting = new Set<string>()
@@ -64,6 +65,29 @@ export abstract class QueueController {
 
   /** One item: true when done, false to be retried. */
   protected abstract work(key: string): Promise<boolean>
+
+  /**
+   * For controllers keyed by namespace: queues every active namespace now, and each again whenever it is written while
+   * active (not terminating).
+   */
+  protected async queueActiveNamespaces(): Promise<void> {
+    const { registry, store } = this.client.pipeline
+    this.unlisten.push(await this.client.listen(registry.byGroupResource('', 'namespaces')!, (events) => {
+      for (const [type, key, , rec] of events) if (type !== 'DELETED' && !recordAttrs(rec).d) this.queue.add(key.slice(key.lastIndexOf('/') + 1))
+    }, { attrsOnly: true }))
+    const shard = store.shardFor('', 'namespaces')
+    store.snapshot(shard)
+    for (const { key, value } of store.range(shard, typePrefix('', 'namespaces', ''))) {
+      if (!recordAttrs(value).d) this.queue.add(key.slice(key.lastIndexOf('/') + 1))
+    }
+  }
+
+  /** Whether the namespace exists and is not terminating, as of now. */
+  protected namespaceActive(ns: string): boolean {
+    const { store } = this.client.pipeline
+    const rec = store.getFresh(store.shardFor('', 'namespaces'), objectKey('', 'namespaces', '', ns))
+    return rec !== undefined && !recordAttrs(rec).d
+  }
 
   stop(): void {
     this.stopped = true

@@ -1,6 +1,6 @@
 // The root CA publisher: every active namespace has the ConfigMap orch-root-ca.crt holding the cluster CA (ca.crt), put back when changed or deleted.
 import type { Logger } from 'pino'
-import { objectKey, recordAttrs, typePrefix } from '../machinery/storage-format.js'
+import { typePrefix } from '../machinery/storage-format.js'
 import type { Obj } from '../registry/define.js'
 import type { InternalClient } from '../server/internal-client.js'
 import { QueueController } from './queue.js'
@@ -21,12 +21,7 @@ export class RootCaPublisher extends QueueController {
   protected work(ns: string): Promise<boolean> { return this.#sync(ns) }
 
   async start(): Promise<void> {
-    const { registry, store } = this.client.pipeline
-    const nsDef = registry.byGroupResource('', 'namespaces')!
-    const cmDef = registry.byGroupResource('', 'configmaps')!
-    this.unlisten.push(await this.client.listen(nsDef, (events) => {
-      for (const [type, key, , rec] of events) if (type !== 'DELETED' && !recordAttrs(rec).d) this.queue.add(key.slice(key.lastIndexOf('/') + 1))
-    }, { attrsOnly: true }))
+    const cmDef = this.client.pipeline.registry.byGroupResource('', 'configmaps')!
     const cmPrefix = typePrefix('', 'configmaps').length
     const suffix = `/${ROOT_CA_CONFIGMAP}`
     // Every ConfigMap write passes here: only the name is looked at.
@@ -36,19 +31,13 @@ export class RootCaPublisher extends QueueController {
         this.queue.add(key.slice(cmPrefix, key.length - suffix.length))
       }
     }, { attrsOnly: true }))
-    const shard = store.shardFor('', 'namespaces')
-    store.snapshot(shard)
-    for (const { key, value } of store.range(shard, typePrefix('', 'namespaces', ''))) {
-      if (!recordAttrs(value).d) this.queue.add(key.slice(key.lastIndexOf('/') + 1))
-    }
+    await this.queueActiveNamespaces()
   }
 
   /** Creates the ConfigMap, or puts back its data and description; true when done, false to be retried. */
   async #sync(ns: string): Promise<boolean> {
-    const { registry, store } = this.client.pipeline
-    const nsRec = store.getFresh(store.shardFor('', 'namespaces'), objectKey('', 'namespaces', '', ns))
-    if (!nsRec || recordAttrs(nsRec).d) return true
-    const def = registry.byGroupResource('', 'configmaps')!
+    if (!this.namespaceActive(ns)) return true
+    const def = this.client.pipeline.registry.byGroupResource('', 'configmaps')!
     const cur = await this.client.request('GET', this.client.path(def, ns, ROOT_CA_CONFIGMAP))
     if (cur.status === 404) {
       const r = await this.client.request('POST', this.client.path(def, ns), {

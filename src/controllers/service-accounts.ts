@@ -1,6 +1,6 @@
 // The service accounts controller: every active namespace has a ServiceAccount named "default", made again when deleted.
 import type { Logger } from 'pino'
-import { objectKey, recordAttrs, typePrefix } from '../machinery/storage-format.js'
+import { objectKey, typePrefix } from '../machinery/storage-format.js'
 import type { InternalClient } from '../server/internal-client.js'
 import { QueueController } from './queue.js'
 
@@ -14,12 +14,7 @@ export class ServiceAccountsController extends QueueController {
   protected work(ns: string): Promise<boolean> { return this.#sync(ns) }
 
   async start(): Promise<void> {
-    const { registry, store } = this.client.pipeline
-    const nsDef = registry.byGroupResource('', 'namespaces')!
-    const saDef = registry.byGroupResource('', 'serviceaccounts')!
-    this.unlisten.push(await this.client.listen(nsDef, (events) => {
-      for (const [type, key, , rec] of events) if (type !== 'DELETED' && !recordAttrs(rec).d) this.queue.add(key.slice(key.lastIndexOf('/') + 1))
-    }, { attrsOnly: true }))
+    const saDef = this.client.pipeline.registry.byGroupResource('', 'serviceaccounts')!
     const saPrefix = typePrefix('', 'serviceaccounts').length
     this.unlisten.push(await this.client.listen(saDef, (events) => {
       for (const [type, key] of events) {
@@ -28,19 +23,14 @@ export class ServiceAccountsController extends QueueController {
         if (name === DEFAULT_SERVICE_ACCOUNT) this.queue.add(ns)
       }
     }, { attrsOnly: true }))
-    const shard = store.shardFor('', 'namespaces')
-    store.snapshot(shard)
-    for (const { key, value } of store.range(shard, typePrefix('', 'namespaces', ''))) {
-      if (!recordAttrs(value).d) this.queue.add(key.slice(key.lastIndexOf('/') + 1))
-    }
+    await this.queueActiveNamespaces()
   }
 
   /** Creates the namespace's default account when it is missing; true when done, false to be retried. */
   async #sync(ns: string): Promise<boolean> {
     const { registry, store } = this.client.pipeline
-    const nsRec = store.getFresh(store.shardFor('', 'namespaces'), objectKey('', 'namespaces', '', ns))
     // Gone or terminating: nothing to make (a create there would be refused anyway).
-    if (!nsRec || recordAttrs(nsRec).d) return true
+    if (!this.namespaceActive(ns)) return true
     if (store.getFresh(store.shardFor('', 'serviceaccounts'), objectKey('', 'serviceaccounts', ns, DEFAULT_SERVICE_ACCOUNT))) return true
     const def = registry.byGroupResource('', 'serviceaccounts')!
     const r = await this.client.request('POST', this.client.path(def, ns), { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: DEFAULT_SERVICE_ACCOUNT } })
