@@ -351,8 +351,8 @@ function commitBatch(): void {
     }
     return
   }
-  // Acknowledged only now: the commit is durable. Namespace and PriorityClass writes move their shared counts first
-  // (see messages.ts).
+  // Acknowledged only now: the commit is durable. Namespace, PriorityClass and admission policy writes move their shared
+  // counts first (see messages.ts).
   if (namespaceSlot >= 0) {
     let ns = false
     let pc = false
