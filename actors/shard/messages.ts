@@ -40,9 +40,17 @@ export function namespaceWritesSlot(shards: number): number { return 1 + shards 
  * classes (read on every pod create) while it does not move.
  */
 export function priorityClassWritesSlot(shards: number): number { return 2 + shards }
+/**
+ * Then a count of ValidatingAdmissionPolicy and ValidatingAdmissionPolicyBinding writes, bumped the same way: the
+ * policy admission plugin keeps its compiled policies and bindings (asked on every write) while it does not move.
+ */
+export function admissionPolicyWritesSlot(shards: number): number { return 3 + shards }
 /** Slots of the counters array for `shards` shards. */
-export function counterSlots(shards: number): number { return 3 + shards }
+export function counterSlots(shards: number): number { return 4 + shards }
 /** The type prefix of namespaces (keys `/namespaces//<name>`). */
 export const NAMESPACES_PREFIX = '/namespaces/'
 /** The type prefix of PriorityClasses. */
 export const PRIORITY_CLASSES_PREFIX = 'scheduling.orch.io/priorityclasses/'
+/** The type prefixes of ValidatingAdmissionPolicies and their bindings. */
+export const ADMISSION_POLICIES_PREFIX = 'admissionregistration.orch.io/validatingadmissionpolicies/'
+export const ADMISSION_POLICY_BINDINGS_PREFIX = 'admissionregistration.orch.io/validatingadmissionpolicybindings/'

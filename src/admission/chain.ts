@@ -1,12 +1,15 @@
-// Admission that needs the requesting user and live objects: Priority, NodeRestriction, and the RBAC escalation checks of role and binding writes.
+// Admission that needs the requesting user and live objects: Priority, NodeRestriction, the RBAC escalation checks of
+// role and binding writes, then ValidatingAdmissionPolicy.
 import { nodeIdentity } from '../machinery/node-refs.js'
 import { objectKey, recordObject, typePrefix } from '../machinery/storage-format.js'
 import type { Obj, ResolvedDefinition } from '../registry/define.js'
 import type { Store } from '../pipeline/store.js'
 import type { RequestContext } from '../pipeline/context.js'
 import type { AuthzClient } from '../../actors/authz/client.js'
+import type { Registry } from '../registry/index.js'
 import { admitNodeRestriction, type AdmissionOperation, type NodeRestrictionLookups } from './node-restriction.js'
 import { admitPodPriority, priorityClassView, validatePriorityClassDefault, type PriorityClassView } from './priority.js'
+import { admitPolicies, configurePolicyAdmission, policiesBound, type RequestKind } from './validating-policy.js'
 
 const RBAC_GROUP = 'rbac.authorization.orch.io'
 const RBAC_WRITES = new Set(['roles', 'clusterroles', 'rolebindings', 'clusterrolebindings'])
@@ -14,7 +17,11 @@ const RBAC_WRITES = new Set(['roles', 'clusterroles', 'rolebindings', 'clusterro
 let store: Store | undefined
 let authz: AuthzClient | undefined
 
-export function configureAdmissionChain(s: Store, a: AuthzClient): void { store = s; authz = a }
+export function configureAdmissionChain(s: Store, a: AuthzClient, r: Registry): void {
+  store = s
+  authz = a
+  configurePolicyAdmission(s, r, a)
+}
 
 function read(resource: string, namespace: string, name: string): Obj | undefined {
   if (!store) return undefined
@@ -62,10 +69,29 @@ export function admitMutating(ctx: RequestContext, def: ResolvedDefinition, oper
 /**
  * Runs after a write's own admission (defaults, strategy, validation) and before it is stored. `object` is the new
  * object (absent on delete), `oldObject` the stored one (update, delete). Throws the error to answer. Returns a promise
- * only when it must wait (the RBAC escalation check): callers await only then, so that a write goes on to its store
- * put without a microtask turn in between.
+ * only when it must wait (the RBAC escalation check, an authorizer check of a policy): callers await only then, so that
+ * a write goes on to its store put without a microtask turn in between. ValidatingAdmissionPolicy runs last, as
+ * upstream orders its plugins; with no policy bound it costs one comparison.
  */
 export function admitPlugins(ctx: RequestContext, def: ResolvedDefinition, operation: AdmissionOperation, object?: Obj, oldObject?: Obj): void | Promise<void> {
+  const admitted = admitBuiltIn(ctx, def, operation, object, oldObject)
+  // pods/binding is admitted upstream as the create of a Binding, which this write does not have.
+  if (!policiesBound() || ctx.info.subresource === 'binding') return admitted
+  if (admitted) return admitted.then(() => admitPolicies(ctx, def, operation, object, oldObject))
+  return admitPolicies(ctx, def, operation, object, oldObject)
+}
+
+/**
+ * ValidatingAdmissionPolicy alone, for the writes whose object is not of the resource's kind and that no other plugin
+ * here looks at: a connect (its options), a scale (the Scale), a binding (the Binding). One comparison when no policy is
+ * bound.
+ */
+export function admitPolicyOnly(ctx: RequestContext, def: ResolvedDefinition, operation: AdmissionOperation, kind: RequestKind, object: Obj | undefined, oldObject?: Obj, options?: Obj | null): void | Promise<void> {
+  if (!policiesBound()) return
+  return admitPolicies(ctx, def, operation, object, oldObject, kind, options)
+}
+
+function admitBuiltIn(ctx: RequestContext, def: ResolvedDefinition, operation: AdmissionOperation, object?: Obj, oldObject?: Obj): void | Promise<void> {
   if (def.group === SCHEDULING_GROUP && def.resource === 'priorityclasses' && object && ctx.info.subresource === '') {
     const err = validatePriorityClassDefault(operation, ctx.info.name, object, priorityClasses)
     if (err) throw err

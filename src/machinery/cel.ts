@@ -123,3 +123,281 @@ export function celCompileProblem(expr: string, result: CelResult, decls: CelDec
   const ok = result === 'string-or-null' ? type === 'string' || type === 'null' : type === result
   return ok ? undefined : RESULT_TEXT[result]
 }
+
+// ---- evaluation (admission policies at request time) ----
+
+/** An expression compiled for evaluation: its program, or the text of why it does not compile. */
+export interface CelProgram {
+  readonly expression: string
+  readonly run: ((activation: Record<string, unknown>) => unknown) | undefined
+  readonly error: string | undefined
+}
+
+/**
+ * What one evaluation gave: a value, or the error it met (`error` the text upstream reports for the expression,
+ * `detail` the error alone, as a variable's error reads through the expression that uses it).
+ */
+export type CelOutcome = { ok: true; value: unknown } | { ok: false; error: string; detail: string }
+
+/**
+ * Thrown inside an evaluation by what cannot answer yet (a lazily evaluated variable whose own evaluation waits for the
+ * authorizer): the evaluation is run again once `wait` settles.
+ */
+export class CelPending extends Error {
+  constructor(readonly wait: Promise<unknown>) { super('pending') }
+}
+
+/** An authorization decision as the authorizer library's `check()` gives it. */
+export interface CelDecision { allowed: boolean; reason: string; error: string }
+
+/** The attributes of one check of the authorizer library (upstream authorizer.AttributesRecord). */
+export interface CelAuthzAttributes {
+  user: string; groups: string[]; uid: string; extra?: Record<string, string[]>
+  isResourceRequest: boolean; verb: string
+  apiGroup: string; apiVersion: string; resource: string; subresource: string; namespace: string; name: string; path: string
+}
+
+/** Whoever answers the checks: synchronously when it can (a cached decision), else later. */
+export type CelAuthorize = (a: CelAuthzAttributes) => CelDecision | Promise<CelDecision>
+
+interface CelUser { user: string; groups: string[]; uid: string; extra?: Record<string, string[]> }
+
+/** The `authorizer` variable: checks made as the requesting user (or a service account, `serviceAccount(ns, name)`). */
+export class CelAuthorizer {
+  /** `authorizer.requestResource`: the request's own resource, checked with another verb. */
+  readonly requestResource: CelResourceCheck | undefined
+  constructor(readonly who: CelUser, readonly authorize: CelAuthorize, request?: { group: string; resource: string; subresource: string; namespace: string; name: string }) {
+    this.requestResource = request === undefined ? undefined : new CelResourceCheck(this, request.group, request.resource, request.subresource, request.namespace, request.name)
+  }
+}
+class CelGroupCheck { constructor(readonly authz: CelAuthorizer, readonly group: string) {} }
+class CelPathCheck { constructor(readonly authz: CelAuthorizer, readonly path: string) {} }
+/** `authorizer.group(g).resource(r)` with what the calls after it set; also the `authorizer.requestResource` variable. */
+export class CelResourceCheck {
+  constructor(readonly authz: CelAuthorizer, readonly group: string, readonly resource: string, readonly subresource = '', readonly namespace = '', readonly name = '') {}
+  with(part: 'subresource' | 'namespace' | 'name', v: string): CelResourceCheck {
+    return new CelResourceCheck(this.authz, this.group, this.resource, part === 'subresource' ? v : this.subresource, part === 'namespace' ? v : this.namespace, part === 'name' ? v : this.name)
+  }
+}
+class CelAuthzDecision { constructor(readonly d: CelDecision) {} }
+
+function decided(d: CelDecision | Promise<CelDecision>): CelAuthzDecision | Promise<CelAuthzDecision> {
+  return d instanceof Promise ? d.then((x) => new CelAuthzDecision(x), (err) => new CelAuthzDecision({ allowed: false, reason: '', error: String((err as Error)?.message ?? err) })) : new CelAuthzDecision(d)
+}
+
+function checkAttributes(who: CelUser, verb: string): CelAuthzAttributes {
+  return { user: who.user, groups: who.groups, uid: who.uid, extra: who.extra, isResourceRequest: false, verb, apiGroup: '', apiVersion: '', resource: '', subresource: '', namespace: '', name: '', path: '' }
+}
+
+/** An error the evaluation reports with exactly this text (cel-go's wording, not the library's). */
+class CelRuntimeError extends Error {}
+
+const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/
+const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/
+
+/** CEL equality of the values this evaluation handles (JSON data with BigInt integers). */
+function celEqual(a: unknown, b: unknown): boolean {
+  if (typeof a === 'bigint' && typeof b === 'number') return Number(a) === b
+  if (typeof a === 'number' && typeof b === 'bigint') return a === Number(b)
+  if (a === b) return true
+  if (a === null || b === null || typeof a !== 'object' || typeof b !== 'object') return false
+  if (Array.isArray(a) !== Array.isArray(b)) return false
+  if (Array.isArray(a)) return a.length === (b as unknown[]).length && a.every((x, i) => celEqual(x, (b as unknown[])[i]))
+  const ka = Object.keys(a as object)
+  const kb = Object.keys(b as object)
+  return ka.length === kb.length && ka.every((k) => Object.prototype.hasOwnProperty.call(b, k) && celEqual((a as Record<string, unknown>)[k], (b as Record<string, unknown>)[k]))
+}
+
+function comparable(list: unknown[], fn: string): Array<bigint | number | string> {
+  for (const v of list) {
+    if (typeof v !== 'bigint' && typeof v !== 'number' && typeof v !== 'string') throw new CelRuntimeError(`no such overload: ${fn}`)
+  }
+  return list as Array<bigint | number | string>
+}
+
+function less(a: bigint | number | string, b: bigint | number | string): boolean {
+  if (typeof a === 'string' || typeof b === 'string') return String(a) < String(b)
+  return a < b
+}
+
+let runtimeEnv: Environment | undefined
+
+/** The evaluation environment: the variables as dyn, the authorizer library and the Kubernetes list and string functions cel-js lacks. */
+function runtime(): Environment {
+  if (runtimeEnv !== undefined) return runtimeEnv
+  const env = new Environment({ enableOptionalTypes: true, homogeneousAggregateLiterals: false })
+  for (const name of ['object', 'oldObject', 'request', 'namespaceObject', 'params', 'authorizer', 'variables']) env.registerVariable(name, 'dyn')
+  env.registerType('Authorizer', CelAuthorizer as never)
+  env.registerType('GroupCheck', CelGroupCheck as never)
+  env.registerType('PathCheck', CelPathCheck as never)
+  env.registerType('ResourceCheck', CelResourceCheck as never)
+  env.registerType('AuthorizationDecision', CelAuthzDecision as never)
+  env.registerFunction('Authorizer.group(string): GroupCheck', (a: CelAuthorizer, g: string) => new CelGroupCheck(a, g))
+  env.registerFunction('Authorizer.path(string): PathCheck', (a: CelAuthorizer, p: string) => {
+    if (p.trim() === '') throw new CelRuntimeError('path must not be empty')
+    return new CelPathCheck(a, p)
+  })
+  env.registerFunction('Authorizer.serviceAccount(string, string): Authorizer', (a: CelAuthorizer, ns: string, name: string) => {
+    if (name.length > 253 || !DNS_SUBDOMAIN.test(name)) throw new CelRuntimeError('Invalid service account name')
+    if (ns.length > 63 || !DNS_LABEL.test(ns)) throw new CelRuntimeError('Invalid service account namespace')
+    return new CelAuthorizer({ user: `system:serviceaccount:${ns}:${name}`, groups: ['system:serviceaccounts', `system:serviceaccounts:${ns}`], uid: '' }, a.authorize)
+  })
+  env.registerFunction('GroupCheck.resource(string): ResourceCheck', (g: CelGroupCheck, r: string) => {
+    if (r.trim() === '') throw new CelRuntimeError('resource must not be empty')
+    return new CelResourceCheck(g.authz, g.group, r)
+  })
+  env.registerFunction('ResourceCheck.subresource(string): ResourceCheck', (r: CelResourceCheck, v: string) => r.with('subresource', v))
+  env.registerFunction('ResourceCheck.namespace(string): ResourceCheck', (r: CelResourceCheck, v: string) => r.with('namespace', v))
+  env.registerFunction('ResourceCheck.name(string): ResourceCheck', (r: CelResourceCheck, v: string) => r.with('name', v))
+  env.registerFunction('ResourceCheck.check(string): AuthorizationDecision', (r: CelResourceCheck, verb: string) => {
+    const a = checkAttributes(r.authz.who, verb)
+    a.isResourceRequest = true
+    a.apiGroup = r.group
+    a.apiVersion = '*'
+    a.resource = r.resource
+    a.subresource = r.subresource
+    a.namespace = r.namespace
+    a.name = r.name
+    return decided(r.authz.authorize(a))
+  })
+  env.registerFunction('PathCheck.check(string): AuthorizationDecision', (p: CelPathCheck, verb: string) => {
+    const a = checkAttributes(p.authz.who, verb)
+    a.path = p.path
+    return decided(p.authz.authorize(a))
+  })
+  env.registerFunction('AuthorizationDecision.allowed(): bool', (d: CelAuthzDecision) => d.d.allowed)
+  env.registerFunction('AuthorizationDecision.reason(): string', (d: CelAuthzDecision) => d.d.reason)
+  env.registerFunction('AuthorizationDecision.errored(): bool', (d: CelAuthzDecision) => d.d.error !== '')
+  env.registerFunction('AuthorizationDecision.error(): string', (d: CelAuthzDecision) => d.d.error)
+  // Kubernetes' lists library.
+  env.registerFunction('list.isSorted(): bool', (l: unknown[]) => {
+    const v = comparable(l, 'isSorted')
+    for (let i = 1; i < v.length; i++) if (less(v[i], v[i - 1])) return false
+    return true
+  })
+  env.registerFunction('list.sum(): dyn', (l: unknown[]) => {
+    if (l.length === 0) return 0n
+    let acc: unknown = l[0]
+    for (let i = 1; i < l.length; i++) {
+      const x = l[i]
+      if (typeof acc === 'bigint' && typeof x === 'bigint') acc = acc + x
+      else if (typeof acc === 'number' && typeof x === 'number') acc = acc + x
+      else throw new CelRuntimeError('no such overload: sum')
+    }
+    return acc
+  })
+  for (const fn of ['min', 'max'] as const) {
+    env.registerFunction(`list.${fn}(): dyn`, (l: unknown[]) => {
+      if (l.length === 0) throw new CelRuntimeError(`${fn}(list) argument must not be empty`)
+      const v = comparable(l, fn)
+      let best = v[0]
+      for (const x of v) if (fn === 'min' ? less(x, best) : less(best, x)) best = x
+      return best
+    })
+  }
+  env.registerFunction('list.indexOf(dyn): int', (l: unknown[], x: unknown) => BigInt(l.findIndex((y) => celEqual(y, x))))
+  env.registerFunction('list.lastIndexOf(dyn): int', (l: unknown[], x: unknown) => {
+    for (let i = l.length - 1; i >= 0; i--) if (celEqual(l[i], x)) return BigInt(i)
+    return -1n
+  })
+  // Kubernetes' strings and regex libraries (the parts cel-js lacks).
+  env.registerFunction('string.charAt(int): string', (s: string, i: bigint) => {
+    const cps = Array.from(s)
+    if (i < 0n || i > BigInt(cps.length)) throw new CelRuntimeError(`index out of range: ${i}`)
+    return cps[Number(i)] ?? ''
+  })
+  env.registerFunction('string.replace(string, string): string', (s: string, a: string, b: string) => s.split(a).join(b))
+  env.registerFunction('string.replace(string, string, int): string', (s: string, a: string, b: string, n: bigint) => {
+    if (n < 0n) return s.split(a).join(b)
+    let out = ''
+    let rest = s
+    for (let k = 0n; k < n; k++) {
+      const at = rest.indexOf(a)
+      if (at < 0) break
+      out += rest.slice(0, at) + b
+      rest = rest.slice(at + a.length)
+      if (a === '') { out += rest.slice(0, 1); rest = rest.slice(1) }
+    }
+    return out + rest
+  })
+  env.registerFunction('string.reverse(): string', (s: string) => Array.from(s).reverse().join(''))
+  env.registerFunction('string.find(string): string', (s: string, re: string) => new RegExp(re, 'u').exec(s)?.[0] ?? '')
+  env.registerFunction('string.findAll(string): list<string>', (s: string, re: string) => Array.from(s.matchAll(new RegExp(re, 'gu')), (m) => m[0]))
+  env.registerFunction('string.findAll(string, int): list<string>', (s: string, re: string, n: bigint) => {
+    const all = Array.from(s.matchAll(new RegExp(re, 'gu')), (m) => m[0])
+    return n < 0n ? all : all.slice(0, Number(n))
+  })
+  runtimeEnv = env
+  return env
+}
+
+/** Compiles an expression for evaluation once (the caller keeps the program): syntax errors are kept as its error. */
+export function celProgram(expression: string): CelProgram {
+  try {
+    const run = runtime().parse(expression) as unknown as (activation: Record<string, unknown>) => unknown
+    return { expression, run, error: undefined }
+  } catch (err) {
+    const shown = celCompileProblem(expression, 'any', { params: true, authorizer: true, variables: true })
+    return { expression, run: undefined, error: shown ?? errorText(err) }
+  }
+}
+
+/** The text of an evaluation error, worded as cel-go words the common ones. */
+function errorText(err: unknown): string {
+  if (err instanceof CelRuntimeError) return err.message
+  const e = err as { summary?: unknown; message?: unknown }
+  const text = typeof e?.summary === 'string' ? e.summary : String(e?.message ?? err).split('\n')[0]
+  const bounds = /^No such key: index out of bounds, index (-?\d+)/.exec(text)
+  if (bounds !== null) return `index out of bounds: ${bounds[1]}`
+  if (text.startsWith('No such key: ')) return `no such key: ${text.slice('No such key: '.length)}`
+  return text
+}
+
+/**
+ * Runs a program. Synchronous unless an authorizer check has to ask the authorizer (a decision not cached): then the
+ * outcome comes later. Never throws.
+ */
+export function celEvaluate(p: CelProgram, activation: Record<string, unknown>): CelOutcome | Promise<CelOutcome> {
+  if (p.run === undefined) {
+    const detail = `compilation error: ${p.error ?? ''}`
+    return { ok: false, error: detail, detail }
+  }
+  let v: unknown
+  try {
+    v = p.run(activation)
+  } catch (err) {
+    if (err instanceof CelPending) return err.wait.then(() => celEvaluate(p, activation), () => celEvaluate(p, activation))
+    return failed(p, err)
+  }
+  if (v instanceof Promise) {
+    return v.then((value): CelOutcome => ({ ok: true, value }), (err): CelOutcome | Promise<CelOutcome> => {
+      if (err instanceof CelPending) return err.wait.then(() => celEvaluate(p, activation), () => celEvaluate(p, activation))
+      return failed(p, err)
+    })
+  }
+  return { ok: true, value: v }
+}
+
+function failed(p: CelProgram, err: unknown): CelOutcome {
+  const detail = errorText(err)
+  return { ok: false, error: `expression '${p.expression}' resulted in error: ${detail}`, detail }
+}
+
+/** Fails the evaluation under way with exactly this text (a lazily evaluated variable passes its own error on so). */
+export function celThrow(text: string): never { throw new CelRuntimeError(text) }
+
+/**
+ * JSON data as CEL sees it: a copy with integral numbers as int (BigInt), others as double, as upstream decodes
+ * unstructured objects.
+ */
+export function toCelValue(v: unknown): unknown {
+  if (typeof v === 'number') return Number.isInteger(v) ? BigInt(v) : v
+  if (v === null || typeof v !== 'object') return v
+  if (Array.isArray(v)) return v.map(toCelValue)
+  const out: Record<string, unknown> = {}
+  for (const k of Object.keys(v)) {
+    const x = (v as Record<string, unknown>)[k]
+    if (x !== undefined) out[k] = toCelValue(x)
+  }
+  return out
+}

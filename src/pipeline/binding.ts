@@ -4,6 +4,7 @@ import { badRequest, conflict, invalid, methodNotAllowed, fieldNotSupported, fie
 import type { Obj, ResolvedDefinition } from '../registry/define.js'
 import { decodeBody, rfc3339 } from './admission.js'
 import { guaranteedUpdate } from './write.js'
+import { admitPolicyOnly } from '../admission/chain.js'
 import type { RequestContext, Response } from './context.js'
 
 const isObj = (v: unknown): v is Obj => v !== null && typeof v === 'object' && !Array.isArray(v)
@@ -24,6 +25,9 @@ export async function bindPod(ctx: RequestContext, def: ResolvedDefinition): Pro
   if (typeof target.name !== 'string' || target.name === '') errs.push(fieldRequired('target.name', ''))
   if (errs.length > 0) throw invalid('Binding', '', 'Binding', i.name, errs)
   const node: string = target.name
+  // Admission sees the create of the Binding, as upstream's BindingREST hands it on.
+  const admitted = admitPolicyOnly(ctx, def, 'CREATE', { group: '', version: 'v1', kind: 'Binding' }, { kind: 'Binding', apiVersion: 'v1', metadata: { ...meta, name: i.name, namespace: i.namespace }, target })
+  if (admitted) await admitted
   const gr = { group: '', resource: 'pods/binding' }
   const annotations: Obj = isObj(meta.annotations) ? meta.annotations : {}
   await guaranteedUpdate(ctx, def, 'binding', i.name, 0, (pod) => {

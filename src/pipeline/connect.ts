@@ -4,6 +4,7 @@
 import { badRequest, invalid, methodNotAllowed, notFound, serviceUnavailable, fieldForbidden, fieldInvalid, type FieldError } from '../machinery/errors.js'
 import type { Obj, ResolvedDefinition } from '../registry/define.js'
 import { gr, keyFor, parseStored, registry, shardOfDef, store } from './dispatch.js'
+import { admitPolicyOnly } from '../admission/chain.js'
 import type { RequestContext, Response } from './context.js'
 
 const isObj = (v: unknown): v is Obj => v !== null && typeof v === 'object' && !Array.isArray(v)
@@ -33,6 +34,12 @@ export async function connect(ctx: RequestContext, def: ResolvedDefinition, sub:
   const verb = ctx.method === 'HEAD' || ctx.method === 'OPTIONS' ? (sub === 'proxy' ? 'get' : '') : i.verb
   if (!verbs.includes(verb)) throw methodNotAllowed()
   if (i.name === '') throw notFound(gr(def), '')
+  // As upstream's connect handler: admission (CONNECT, the options as the object) before the connection is set up;
+  // pods/log is a read, not a connect.
+  if (sub !== 'log') {
+    const admitted = admitPolicyOnly(ctx, def, 'CONNECT', { group: '', version: 'v1', kind: CONNECT_KINDS[`${def.resource}/${sub}`] }, connectOptions(ctx, def, sub), undefined, null)
+    if (admitted) await admitted
+  }
   if (def.resource === 'pods') {
     switch (sub) {
       case 'log': return podLog(ctx, def)
@@ -43,6 +50,36 @@ export async function connect(ctx: RequestContext, def: ResolvedDefinition, sub:
   }
   if (def.resource === 'services') return serviceProxy(ctx, def)
   return nodeProxy(ctx)
+}
+
+/** The kind of each connect sub-resource's options. */
+const CONNECT_KINDS: Record<string, string> = {
+  'pods/exec': 'PodExecOptions', 'pods/attach': 'PodAttachOptions', 'pods/portforward': 'PodPortForwardOptions',
+  'pods/proxy': 'PodProxyOptions', 'services/proxy': 'ServiceProxyOptions', 'nodes/proxy': 'NodeProxyOptions',
+}
+
+/** A boolean query option as upstream's parameter codec reads it (strconv.ParseBool); absent or unreadable is false. */
+function boolOption(ctx: RequestContext, name: string): boolean {
+  return ['1', 't', 'T', 'TRUE', 'true', 'True'].includes(ctx.query.get(name) ?? '')
+}
+
+/** The options a connect request carries (upstream decodes them from the query), as admission sees them. */
+function connectOptions(ctx: RequestContext, def: ResolvedDefinition, sub: string): Obj {
+  const o: Obj = { kind: CONNECT_KINDS[`${def.resource}/${sub}`], apiVersion: 'v1' }
+  if (sub === 'exec' || sub === 'attach') {
+    for (const k of ['stdin', 'stdout', 'stderr', 'tty']) if (boolOption(ctx, k)) o[k] = true
+    const container = ctx.query.get('container')
+    if (container) o.container = container
+    if (sub === 'exec') o.command = ctx.query.getAll('command')
+  } else if (sub === 'portforward') {
+    const ports = ctx.query.getAll('ports').filter((p) => /^\d+$/.test(p)).map(Number)
+    if (ports.length > 0) o.ports = ports
+  } else {
+    const slash = ctx.info.subresource.indexOf('/')
+    const path = slash < 0 ? '' : ctx.info.subresource.slice(slash + 1)
+    if (path !== '') o.path = path
+  }
+  return o
 }
 
 function read(def: ResolvedDefinition, namespace: string, name: string): Obj {

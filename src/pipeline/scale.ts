@@ -8,6 +8,7 @@ import { admitUpdate, attrsOf, decodeBody, toStoredJson } from './admission.js'
 import { contentTypeOf, encodeValue, negotiate } from './encode.js'
 import { isDryRun, storeOf } from './dispatch.js'
 import { trackFields } from './write.js'
+import { admitPolicyOnly } from '../admission/chain.js'
 import type { RequestContext, Response } from './context.js'
 
 function at(o: Obj, path: string): unknown {
@@ -43,6 +44,8 @@ function labelSelectorString(sel: Obj): string {
   }
   return reqs.sort(byKey).map((r) => r[1]).join(',')
 }
+
+const SCALE_KIND = { group: 'autoscaling', version: 'v1', kind: 'Scale' }
 
 function scaleOf(def: ResolvedDefinition, o: Obj): Obj {
   const s = def.scale ?? { specReplicasPath: 'spec.replicas', statusReplicasPath: 'status.replicas', labelSelectorPath: 'status.selector' }
@@ -119,6 +122,9 @@ async function writeScale(ctx: RequestContext, def: ResolvedDefinition, body: Ob
     for (const p of path.slice(0, -1)) cur = (cur[p] ??= {})
     cur[path[path.length - 1]] = replicas
     admitUpdate(ctx, def, o, old, 'main')
+    // Admission sees the Scale, as upstream's scale sub-resource hands it on.
+    const admitted = admitPolicyOnly(ctx, def, 'UPDATE', SCALE_KIND, scaleOf(def, o), scaleOf(def, old))
+    if (admitted) await admitted
     // The writer owns what it changed, under the scale sub-resource (upstream: manager, Update, subresource scale).
     const next = trackFields(ctx, def, old, o, 'scale', Date.now())
     // A dry run answers what the write would store, and stores nothing.

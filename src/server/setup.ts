@@ -69,7 +69,7 @@ export function setupPipeline(data: ThreadData, log: Logger, router: (p: Pipelin
     serviceAccounts: { issuers: sa.issuers, lookup: sa.lookup, keys: sa.verificationKeyPems.flatMap((pem) => parseVerificationKeysPem(pem)) },
   })
   configureReviews(store, { key: signing, issuer: sa.issuers[0], apiAudiences: sa.apiAudiences, maxExpirationSeconds: sa.maxExpirationSeconds, extendExpiration: true }, data.options.upstreamAliases)
-  configureAdmissionChain(store, authz)
+  configureAdmissionChain(store, authz, registry)
   configureFlowControl({ seats: data.seats, rejected: data.rejected, maxReadonly: data.options.maxRequestsInflight, maxMutating: data.options.maxMutatingRequestsInflight, apf: data.options.enablePriorityAndFairness, port: (data as Partial<FrontendData>).flowPort, store, watchCounts })
   configureAuthorization(authz)
   configureAdmission(new SchemaSet())
