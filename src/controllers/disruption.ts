@@ -202,7 +202,10 @@ export class DisruptionController extends QueueController {
     if (!b) return true
     if (!b.scanned && !(await this.#scan(b))) return true
     if (this.stopped || this.#budgets.get(key) !== b) return true
+    const epoch = b.epoch
     const pods = await this.#readMembers(b)
+    // Deleted, or its selector changed, while many pods were read: the event that did it brings the next sync.
+    if (this.stopped || this.#budgets.get(key) !== b || b.epoch !== epoch) return true
     // The budget as it is now (read after its pods: a write of its status since is not undone).
     const pdb = this.#readObject('policy', 'poddisruptionbudgets', b.namespace, b.name)
     if (!pdb) return true
