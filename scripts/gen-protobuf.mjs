@@ -39,6 +39,9 @@ const EXTRA_ROOTS = [
   ['meta.orch.io/v1', 'WatchEvent', `${META}.WatchEvent`],
   [null, null, `${META}.ListMeta`],
   ['autoscaling/v1', 'Scale', 'k8s.io.api.autoscaling.v1.Scale'],
+  // pods/eviction takes an Eviction of policy/v1, and of policy/v1beta1 as upstream still does (the same message).
+  ['policy/v1', 'Eviction', 'k8s.io.api.policy.v1.Eviction'],
+  ['policy/v1beta1', 'Eviction', 'k8s.io.api.policy.v1.Eviction'],
   ['authentication.orch.io/v1', 'SelfSubjectReview', 'k8s.io.api.authentication.v1.SelfSubjectReview'],
   ['authentication.orch.io/v1', 'TokenReview', 'k8s.io.api.authentication.v1.TokenReview'],
   ['authentication.orch.io/v1', 'TokenRequest', 'k8s.io.api.authentication.v1.TokenRequest'],

@@ -7,6 +7,7 @@ import { ClusterRoleAggregation } from './clusterrole-aggregation.js'
 import { ServiceAccountTokens } from './service-account-tokens.js'
 import { ServiceAccountsController } from './service-accounts.js'
 import { RootCaPublisher } from './root-ca-publisher.js'
+import { DisruptionController } from './disruption.js'
 import type { SigningKey } from '../auth/service-account.js'
 
 export interface Controllers {
@@ -36,14 +37,16 @@ export async function startControllers(client: InternalClient, log: Logger, deps
   const accounts = new ServiceAccountsController(client, log.child({ controller: 'serviceaccount' }))
   // Without a CA of our own (serving certificate files given, or no TLS port) there is nothing to publish.
   const rootCa = deps.caPem ? new RootCaPublisher(client, log.child({ controller: 'root-ca-cert-publisher' }), deps.caPem) : undefined
+  const disruption = new DisruptionController(client, log.child({ controller: 'disruption' }))
   void ns.start()
   void tokens.start()
   void accounts.start()
   void rootCa?.start()
+  void disruption.start()
   await agg.start()
   let gcStarted = false
   return {
     startBackground() { if (!gcStarted) { gcStarted = true; void gc.start() } },
-    stop() { ns.stop(); gc.stop(); agg.stop(); tokens.stop(); accounts.stop(); rootCa?.stop() },
+    stop() { ns.stop(); gc.stop(); agg.stop(); tokens.stop(); accounts.stop(); rootCa?.stop(); disruption.stop() },
   }
 }

@@ -58,7 +58,9 @@ export class ApiError extends Error {
   }
 
   toStatus(): Record<string, unknown> {
-    const s: Record<string, unknown> = { kind: 'Status', apiVersion: 'v1', metadata: this.continueToken ? { continue: this.continueToken } : {}, status: 'Failure', message: this.message, reason: this.reason }
+    const s: Record<string, unknown> = { kind: 'Status', apiVersion: 'v1', metadata: this.continueToken ? { continue: this.continueToken } : {}, status: 'Failure', message: this.message }
+    // A Status a handler answered as it is (upstream's errors.FromObject) may have no reason: omitted, as Go's omitempty.
+    if (this.reason !== '') s.reason = this.reason
     if (this.details !== undefined) s.details = this.details
     s.code = this.code
     return s
@@ -140,6 +142,25 @@ export function entityTooLarge(limit = BODY_LIMIT): ApiError {
 export function tooManyRequestsPlain(retryAfter = 1): ApiError {
   // Go's http.Error: the text plus a newline, nosniff.
   return new ApiError(429, 'TooManyRequests', 'Too many requests, please try again later.\n', undefined, { headers: { 'Retry-After': String(retryAfter), 'X-Content-Type-Options': 'nosniff' }, plainText: true })
+}
+
+/**
+ * upstream NewTooManyRequests as a Status (not the plain-text 429 of flow control): `Retry-After` goes with a
+ * retryAfterSeconds above 0, as upstream's error writer adds it.
+ */
+export function tooManyRequests(message: string, retryAfterSeconds = 0, causes?: StatusCause[]): ApiError {
+  const d: StatusDetails = {}
+  if (causes) d.causes = causes
+  if (retryAfterSeconds > 0) d.retryAfterSeconds = retryAfterSeconds
+  return new ApiError(429, 'TooManyRequests', message, d, retryAfterSeconds > 0 ? { headers: { 'Retry-After': String(retryAfterSeconds) } } : undefined)
+}
+
+/**
+ * A failure Status a handler returns as its answer (upstream turns such a result into its error as it is): the code
+ * and message it names, and its reason, which may be empty.
+ */
+export function statusFailure(code: number, message: string, reason = ''): ApiError {
+  return new ApiError(code, reason, message)
 }
 
 export function timeout(text: string, retryAfterSeconds = 0, causes?: StatusCause[]): ApiError {

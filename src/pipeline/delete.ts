@@ -43,11 +43,7 @@ function readDeleteOptions(ctx: RequestContext, def: ResolvedDefinition): Delete
   if (kind !== 'DeleteOptions' || !(DELETE_OPTIONS_VERSIONS.includes(apiVersion) || servedVersion(apiVersion))) {
     throw badRequest(`no kind ${JSON.stringify(String(kind))} is registered for version ${JSON.stringify(String(apiVersion))}: the body of a delete must be a DeleteOptions`)
   }
-  const mistyped = (field: string, want: string) => badRequest(unmarshalText(opts[field], `DeleteOptions.${field}`, want))
-  if (opts.gracePeriodSeconds !== undefined && opts.gracePeriodSeconds !== null && !Number.isInteger(opts.gracePeriodSeconds)) throw mistyped('gracePeriodSeconds', 'int64')
-  if (opts.propagationPolicy !== undefined && opts.propagationPolicy !== null && typeof opts.propagationPolicy !== 'string') throw mistyped('propagationPolicy', 'v1.DeletionPropagation')
-  if (opts.orphanDependents !== undefined && opts.orphanDependents !== null && typeof opts.orphanDependents !== 'boolean') throw mistyped('orphanDependents', 'bool')
-  for (const k of ['gracePeriodSeconds', 'propagationPolicy', 'orphanDependents']) if (opts[k] === null) delete opts[k]
+  typedDeleteOptions(opts, 'DeleteOptions')
   // As upstream's handler: the query parameters are decoded only when there is no body (a body wins as a whole).
   if (ctx.body.length === 0) {
     const grace = queryInt(ctx, 'gracePeriodSeconds')
@@ -57,6 +53,20 @@ function readDeleteOptions(ctx: RequestContext, def: ResolvedDefinition): Delete
     const orphan = queryBool(ctx, 'orphanDependents')
     if (orphan !== undefined) opts.orphanDependents = orphan
   }
+  return validDeleteOptions(opts)
+}
+
+/** The decoder's type checks of the DeleteOptions fields (400 naming the Go struct field `<struct>.<field>`); nulls go. */
+export function typedDeleteOptions(opts: Obj, struct: string): void {
+  const mistyped = (field: string, want: string) => badRequest(unmarshalText(opts[field], `${struct}.${field}`, want))
+  if (opts.gracePeriodSeconds !== undefined && opts.gracePeriodSeconds !== null && !Number.isInteger(opts.gracePeriodSeconds)) throw mistyped('gracePeriodSeconds', 'int64')
+  if (opts.propagationPolicy !== undefined && opts.propagationPolicy !== null && typeof opts.propagationPolicy !== 'string') throw mistyped('propagationPolicy', 'v1.DeletionPropagation')
+  if (opts.orphanDependents !== undefined && opts.orphanDependents !== null && typeof opts.orphanDependents !== 'boolean') throw mistyped('orphanDependents', 'bool')
+  for (const k of ['gracePeriodSeconds', 'propagationPolicy', 'orphanDependents']) if (opts[k] === null) delete opts[k]
+}
+
+/** upstream ValidateDeleteOptions (but dryRun, which the callers check): the propagation policy and its exclusions. */
+export function validDeleteOptions(opts: Obj): DeleteOptions {
   const errs = []
   if (opts.propagationPolicy !== undefined && !POLICIES.includes(opts.propagationPolicy)) errs.push(fieldNotSupported('propagationPolicy', opts.propagationPolicy, [...POLICIES, 'nil']))
   if (opts.orphanDependents !== undefined && opts.propagationPolicy !== undefined) errs.push(fieldInvalid('propagationPolicy', opts.propagationPolicy, 'orphanDependents and deletionPropagation cannot be both set'))
@@ -184,7 +194,7 @@ function namespaceDelete(o: Obj, opts: DeleteOptions, now: number): 'mark' | 'un
  * GC finalizers. An object held by finalizers (or in its grace period) is marked and stays; otherwise it is removed,
  * after a write of its deletion timestamp when the kind deletes gracefully. Retried on races.
  */
-export async function deleteOne(ctx: RequestContext, def: ResolvedDefinition, namespace: string, name: string, opts: DeleteOptions, dry: boolean): Promise<DeleteOutcome> {
+export async function deleteOne(ctx: RequestContext, def: ResolvedDefinition, namespace: string, name: string, opts: DeleteOptions, dry: boolean, plugins = true): Promise<DeleteOutcome> {
   const shard = shardOfDef(def)
   const key = keyFor(def, namespace, name)
   const gracefulKind = GRACEFUL_RESOURCES.has(`${def.group}/${def.resource}`)
@@ -202,7 +212,7 @@ export async function deleteOne(ctx: RequestContext, def: ResolvedDefinition, na
     if (pre?.resourceVersion && pre.resourceVersion !== String(curRv)) {
       throw preconditionConflict(def.group, def.kind, name, `the ResourceVersion in the precondition (${pre.resourceVersion}) does not match the ResourceVersion in record (${curRv}). The object might have been modified`)
     }
-    const admitted = admitPlugins(ctx, def, 'DELETE', undefined, o)
+    const admitted = plugins ? admitPlugins(ctx, def, 'DELETE', undefined, o) : undefined
     if (admitted) await admitted
     const now = Date.now()
     if (isNamespace && PROTECTED_NAMESPACES.has(name)) throw forbidden(gr(def), name, 'this namespace may not be deleted')

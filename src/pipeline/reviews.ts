@@ -1,4 +1,5 @@
-// The virtual resources: access reviews, SelfSubjectReview, TokenReview, and the TokenRequest sub-resource of service accounts. Nothing is stored.
+// The virtual resources: access reviews, SelfSubjectReview, TokenReview, and the TokenRequest sub-resource of service accounts
+// (nothing is stored); the route to the pod sub-resources with handlers of their own (binding, eviction).
 import {
   ApiError, badRequest, conflict, invalid, methodNotAllowed, notFound, resourceNotFound, fieldInvalid, fieldRequired, type FieldError,
 } from '../machinery/errors.js'
@@ -14,6 +15,7 @@ import { authzClient } from './authorize.js'
 import { authenticateToken } from './authenticate.js'
 import { checkFields, decodeBody, rfc3339 } from './admission.js'
 import { bindPod } from './binding.js'
+import { evictPod } from './eviction.js'
 import { objectResponse } from './dispatch.js'
 import type { Store } from './store.js'
 import type { RequestContext, Response, UserInfo } from './context.js'
@@ -49,6 +51,7 @@ export function virtualRoute(ctx: RequestContext, def: ResolvedDefinition): Prom
   if (def.virtual) return review(ctx, def)
   if (def.group === '' && def.resource === 'serviceaccounts' && ctx.info.subresource === 'token') return tokenRequest(ctx)
   if (def.group === '' && def.resource === 'pods' && ctx.info.subresource === 'binding') return bindPod(ctx, def)
+  if (def.group === '' && def.resource === 'pods' && ctx.info.subresource === 'eviction') return evictPod(ctx, def)
   return null
 }
 

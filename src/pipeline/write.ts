@@ -164,7 +164,12 @@ const statusResets = new WeakMap<ResolvedDefinition, FieldSet>()
 
 /** managedFields of a non-apply write (create, update, patch, scale): changed fields move to the writer. */
 export function trackFields(ctx: RequestContext, def: ResolvedDefinition, old: Obj | undefined, o: Obj, target: UpdateTarget | 'scale', now: number): Obj {
-  return updateManagedFields(old, o, managerOf(ctx), 'Update', def.apiVersion, rfc3339(now), typeTree(loadDefinitions(), def.schemaRef),
+  return trackFieldsBy(managerOf(ctx), def, old, o, target, now)
+}
+
+/** trackFields for a write the server makes on its own account, under the manager it names. */
+export function trackFieldsBy(manager: string, def: ResolvedDefinition, old: Obj | undefined, o: Obj, target: UpdateTarget | 'scale', now: number): Obj {
+  return updateManagedFields(old, o, manager, 'Update', def.apiVersion, rfc3339(now), typeTree(loadDefinitions(), def.schemaRef),
     { subresource: target === 'main' ? undefined : target, ignoredFields: resetFields(def, target) })
 }
 
@@ -182,12 +187,12 @@ export type Mutation = (old: Obj, curRv: number) => { object: Obj; tracked: bool
  * from a record carried by the reply instead, so that not even the text stays, made creates' p99 ~30 % worse: a
  * reply then carries a second copy of the object wherever no watch event takes the same buffer.)
  */
-function attemptUpdate(ctx: RequestContext, def: ResolvedDefinition, target: UpdateTarget, key: string, rec: Buffer, curRv: number, mutate: Mutation, copyOld: boolean, dry: boolean): Attempt | Promise<Attempt> {
+function attemptUpdate(ctx: RequestContext, def: ResolvedDefinition, target: UpdateTarget, key: string, rec: Buffer, curRv: number, mutate: Mutation, copyOld: boolean, dry: boolean, plugins: boolean): Attempt | Promise<Attempt> {
   const old = parseStored(rec)
   const m = mutate(copyOld ? cloneJson(old) : old, curRv)
   const now = Date.now()
   admitUpdate(ctx, def, m.object, old, target)
-  const admitted = admitPlugins(ctx, def, 'UPDATE', m.object, old)
+  const admitted = plugins ? admitPlugins(ctx, def, 'UPDATE', m.object, old) : undefined
   if (admitted) return admitted.then(() => sendUpdate(ctx, def, target, key, rec, curRv, old, m, dry, now))
   return sendUpdate(ctx, def, target, key, rec, curRv, old, m, dry, now)
 }
@@ -210,8 +215,10 @@ function sendUpdate(ctx: RequestContext, def: ResolvedDefinition, target: Update
 /**
  * The read-modify-write of update and patch (upstream GuaranteedUpdate): read the newest object, build the new one,
  * admit it, write it conditionally on the version read; retried on races unless the client pinned a version.
+ * `plugins: false`: the write of a handler that ran the request's admission itself (pods/eviction's writes, as
+ * upstream's rest.ValidateAllObjectFunc), so the admission plugins do not see it a second time as an update.
  */
-export async function guaranteedUpdate(ctx: RequestContext, def: ResolvedDefinition, target: UpdateTarget, name: string, clientRv: number, mutate: Mutation, opts: { leavesOldAlone?: boolean } = {}): Promise<Response> {
+export async function guaranteedUpdate(ctx: RequestContext, def: ResolvedDefinition, target: UpdateTarget, name: string, clientRv: number, mutate: Mutation, opts: { leavesOldAlone?: boolean; plugins?: boolean } = {}): Promise<Response> {
   // A mutation that does not change the stored object it is handed (a whole-object update never looks at it; a patch
   // works on its own copy) is handed it without a copy: the admission and field tracking after it need it unchanged.
   const copyOld = opts.leavesOldAlone !== true
@@ -224,7 +231,7 @@ export async function guaranteedUpdate(ctx: RequestContext, def: ResolvedDefinit
     if (!rec) throw notFound(gr(def), name)
     const curRv = recordRv(rec)
     if (clientRv !== 0 && clientRv !== curRv) throw conflict(gr(def), name)
-    const a0 = attemptUpdate(ctx, def, target, key, rec, curRv, mutate, copyOld, dry)
+    const a0 = attemptUpdate(ctx, def, target, key, rec, curRv, mutate, copyOld, dry, opts.plugins !== false)
     const a = a0 instanceof Promise ? await a0 : a0
     if (!('sent' in a)) return a
     const t0 = performance.now()

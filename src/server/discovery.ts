@@ -123,8 +123,11 @@ export function apiResources(d: ResolvedDefinition): APIResource[] {
   }
   for (const v of d.virtualSubresources ?? []) {
     // group and version only when they differ from the parent's (upstream leaves them empty, and omits them, then).
-    const r: APIResource = { name: `${d.resource}/${v.name}`, singularName: '', namespaced, kind: v.kind, verbs: [...v.verbs] }
-    if (v.group !== d.group || v.version !== d.version) { r.group = v.group; r.version = v.version }
+    // In upstream's key order: group and version (when they differ) come before kind.
+    const differs = v.group !== d.group || v.version !== d.version
+    const r: APIResource = differs
+      ? { name: `${d.resource}/${v.name}`, singularName: '', namespaced, group: v.group, version: v.version, kind: v.kind, verbs: [...v.verbs] }
+      : { name: `${d.resource}/${v.name}`, singularName: '', namespaced, kind: v.kind, verbs: [...v.verbs] }
     out.push(r)
   }
   return out

@@ -444,6 +444,7 @@ export default defineResource({
     { name: 'attach', group: '', version: 'v1', kind: 'PodAttachOptions', verbs: ['create', 'get'] },
     { name: 'binding', group: '', version: 'v1', kind: 'Binding', verbs: ['create'] },
     { name: 'ephemeralcontainers', group: '', version: 'v1', kind: 'Pod', verbs: ['get', 'patch', 'update'] },
+    { name: 'eviction', group: 'policy', version: 'v1', kind: 'Eviction', verbs: ['create'] },
     { name: 'exec', group: '', version: 'v1', kind: 'PodExecOptions', verbs: ['create', 'get'] },
     { name: 'log', group: '', version: 'v1', kind: 'Pod', verbs: ['get'] },
     { name: 'portforward', group: '', version: 'v1', kind: 'PodPortForwardOptions', verbs: ['create', 'get'] },
