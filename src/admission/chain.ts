@@ -77,9 +77,12 @@ export function admitPlugins(ctx: RequestContext, def: ResolvedDefinition, opera
   const admitted = admitBuiltIn(ctx, def, operation, object, oldObject)
   // pods/binding is admitted upstream as the create of a Binding, which this write does not have.
   if (!policiesBound() || ctx.info.subresource === 'binding') return admitted
-  if (admitted) return admitted.then(() => admitPolicies(ctx, def, operation, object, oldObject))
-  return admitPolicies(ctx, def, operation, object, oldObject)
+  // pods/eviction is the create of a policy/v1 Eviction, as upstream's request kind says.
+  const kind = ctx.info.subresource === 'eviction' ? EVICTION_KIND : undefined
+  if (admitted) return admitted.then(() => admitPolicies(ctx, def, operation, object, oldObject, kind))
+  return admitPolicies(ctx, def, operation, object, oldObject, kind)
 }
+const EVICTION_KIND: RequestKind = { group: 'policy', version: 'v1', kind: 'Eviction' }
 
 /**
  * ValidatingAdmissionPolicy alone, for the writes whose object is not of the resource's kind and that no other plugin

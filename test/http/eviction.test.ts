@@ -411,3 +411,27 @@ t.test('kubectl drain evicts a node\'s pods its budget allows, and waits on one 
   t.match(out, /global timeout reached: 8s/)
   t.equal((await s.request('GET', podPath('ev-drain', 'web-4'))).status, 200, 'the pod stays')
 })
+
+t.test('a ValidatingAdmissionPolicy sees an eviction as the create of a policy/v1 Eviction on pods/eviction', async (t) => {
+  await namespace('ev-policy')
+  await pod('ev-policy', 'kept')
+  const G = 'admissionregistration.orch.io'
+  await created(await s.request('POST', `/apis/${G}/v1/validatingadmissionpolicies`, {
+    apiVersion: `${G}/v1`, kind: 'ValidatingAdmissionPolicy', metadata: { name: 'no-evictions' },
+    spec: {
+      failurePolicy: 'Fail',
+      matchConstraints: { resourceRules: [{ apiGroups: [''], apiVersions: ['v1'], operations: ['CREATE'], resources: ['pods/eviction'] }] },
+      validations: [{ expression: "!(request.kind.group == 'policy' && request.kind.kind == 'Eviction' && request.subResource == 'eviction' && object.kind == 'Eviction')", message: 'evictions are off' }],
+    },
+  }), 'policy')
+  await created(await s.request('POST', `/apis/${G}/v1/validatingadmissionpolicybindings`, {
+    apiVersion: `${G}/v1`, kind: 'ValidatingAdmissionPolicyBinding', metadata: { name: 'no-evictions' },
+    spec: { policyName: 'no-evictions', validationActions: ['Deny'], matchResources: { namespaceSelector: { matchLabels: { 'orch.io/metadata.name': 'ev-policy' } } } },
+  }), 'binding')
+  const r = await evict('ev-policy', 'kept')
+  t.equal(r.status, 422, r.text)
+  t.match(r.json?.message, /ValidatingAdmissionPolicy 'no-evictions' with binding 'no-evictions' denied request: evictions are off/)
+  t.equal((await s.request('GET', podPath('ev-policy', 'kept'))).status, 200, 'the pod stays')
+  await s.request('DELETE', `/apis/${G}/v1/validatingadmissionpolicybindings/no-evictions`)
+  await s.request('DELETE', `/apis/${G}/v1/validatingadmissionpolicies/no-evictions`)
+})
