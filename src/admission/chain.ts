@@ -1,12 +1,13 @@
-// Admission that needs the requesting user and live objects: Priority, NodeRestriction, and the RBAC escalation checks of role and binding writes.
+// Admission that needs the requesting user and live objects: LimitRanger, Priority, NodeRestriction, and the RBAC escalation checks of role and binding writes.
 import { nodeIdentity } from '../machinery/node-refs.js'
-import { objectKey, recordObject, typePrefix } from '../machinery/storage-format.js'
+import { objectKey, recordObject, splitKey, typePrefix } from '../machinery/storage-format.js'
 import type { Obj, ResolvedDefinition } from '../registry/define.js'
 import type { Store } from '../pipeline/store.js'
 import type { RequestContext } from '../pipeline/context.js'
 import type { AuthzClient } from '../../actors/authz/client.js'
 import { admitNodeRestriction, type AdmissionOperation, type NodeRestrictionLookups } from './node-restriction.js'
 import { admitPodPriority, priorityClassView, validatePriorityClassDefault, type PriorityClassView } from './priority.js'
+import { limitRangeView, mutatePodLimits, validateLimits, type LimitRangeView } from './limit-ranger.js'
 
 const RBAC_GROUP = 'rbac.authorization.orch.io'
 const RBAC_WRITES = new Set(['roles', 'clusterroles', 'rolebindings', 'clusterrolebindings'])
@@ -49,12 +50,50 @@ function priorityClasses(): PriorityClassView {
   return classes
 }
 
+const LIMIT_RANGES_PREFIX = typePrefix('', 'limitranges')
+/** LimitRanges by namespace (name order) as last read, and the count of LimitRange writes they were read at. */
+let limitRanges = new Map<string, LimitRangeView[]>()
+let limitRangesStamp = -1n
+
+/** The LimitRanges of a namespace, undefined when it has none (read again only after a LimitRange write). */
+function limitRangesIn(ns: string): readonly LimitRangeView[] | undefined {
+  if (!store) return undefined
+  const stamp = store.limitRangeWrites()
+  if (stamp !== limitRangesStamp) {
+    const shard = store.shardFor('', 'limitranges')
+    store.snapshot(shard)
+    const byNs = new Map<string, LimitRangeView[]>()
+    for (const { key, value } of store.range(shard, LIMIT_RANGES_PREFIX)) {
+      const { namespace } = splitKey(key)
+      let list = byNs.get(namespace)
+      if (list === undefined) { list = []; byNs.set(namespace, list) }
+      list.push(limitRangeView(JSON.parse(recordObject(value).toString('utf8')) as Obj))
+    }
+    limitRanges = byNs
+    limitRangesStamp = stamp
+  }
+  return limitRanges.get(ns)
+}
+
+/** The name a refusal names: the request's, else the object's name or generateName, else "Unknown" (upstream extractResourceName). */
+function subjectName(ctx: RequestContext, o: Obj | undefined): string {
+  if (ctx.info.name !== '') return ctx.info.name
+  const m = o?.metadata
+  if (typeof m?.name === 'string' && m.name !== '') return m.name
+  if (typeof m?.generateName === 'string' && m.generateName !== '') return m.generateName
+  return 'Unknown'
+}
+
 /**
  * Mutating admission, run after a write's defaults and before its strategy and validation (whoever asks): the
- * Priority plugin's pod half. Throws the error to answer.
+ * LimitRanger's and the Priority plugin's pod halves. Throws the error to answer.
  */
 export function admitMutating(ctx: RequestContext, def: ResolvedDefinition, operation: AdmissionOperation, object: Obj, oldObject?: Obj): void {
   if (def.group !== '' || def.resource !== 'pods' || ctx.info.subresource !== '') return
+  if (operation === 'CREATE') {
+    const ranges = limitRangesIn(ctx.info.namespace)
+    if (ranges !== undefined) mutatePodLimits(object, ranges)
+  }
   const err = admitPodPriority(operation, ctx.info.name, object, oldObject, priorityClasses)
   if (err) throw err
 }
@@ -70,6 +109,18 @@ export function admitPlugins(ctx: RequestContext, def: ResolvedDefinition, opera
     const err = validatePriorityClassDefault(operation, ctx.info.name, object, priorityClasses)
     if (err) throw err
   }
+  if (def.group === '' && (def.resource === 'pods' || def.resource === 'persistentvolumeclaims') && object && ctx.info.subresource === '') {
+    const ranges = limitRangesIn(ctx.info.namespace)
+    if (ranges !== undefined) {
+      const err = validateLimits(def.resource, operation, subjectName(ctx, object), object, oldObject, ranges)
+      if (err) throw err
+    }
+  }
+  return admitUserPlugins(ctx, def, operation, object, oldObject)
+}
+
+/** NodeRestriction and the RBAC escalation checks: what depends on who asks (system:masters skip them). */
+function admitUserPlugins(ctx: RequestContext, def: ResolvedDefinition, operation: AdmissionOperation, object?: Obj, oldObject?: Obj): void | Promise<void> {
   const u = ctx.user
   if (!u || u.groups.includes('system:masters')) return
   if (nodeIdentity(u.username, u.groups).isNode) {

@@ -166,9 +166,15 @@ t.test('LimitRange: types and names', async (t) => {
   await refused(t, LR, limits('l3', [{ type: 'Container', max: { cpu: '1' } }, { type: 'Container', max: { cpu: '2' } }]), 'LimitRange', [
     ['spec.limits[1].type', 'Duplicate value: "Container"'],
   ])
+  // A Container item's max is defaulted into default and defaultRequest first (upstream SetDefaults_LimitRangeItem), so
+  // the names are refused there too.
   await refused(t, LR, limits('l4', [{ type: 'Container', max: { 'requests.cpu': '1', storage: '1Gi' } }]), 'LimitRange', [
     ['spec.limits[0].max[requests.cpu]', 'Invalid value: "requests.cpu": must be a standard resource for containers'],
     ['spec.limits[0].max[storage]', 'Invalid value: "storage": must be a standard resource for containers'],
+    ['spec.limits[0].default[requests.cpu]', 'Invalid value: "requests.cpu": must be a standard resource for containers'],
+    ['spec.limits[0].default[storage]', 'Invalid value: "storage": must be a standard resource for containers'],
+    ['spec.limits[0].defaultRequest[requests.cpu]', 'Invalid value: "requests.cpu": must be a standard resource for containers'],
+    ['spec.limits[0].defaultRequest[storage]', 'Invalid value: "storage": must be a standard resource for containers'],
   ])
   await refused(t, LR, limits('l5', [{ type: 'Pod', default: { cpu: '1' }, defaultRequest: { cpu: '1' } }]), 'LimitRange', [
     ['spec.limits[0].default', 'Forbidden: may not be specified when `type` is \'Pod\''],
@@ -180,8 +186,11 @@ t.test('LimitRange: types and names', async (t) => {
 })
 
 t.test('LimitRange: min <= defaultRequest <= default <= max, and ratios', async (t) => {
+  // default and defaultRequest are defaulted from max (1000m) before validation.
   await refused(t, LR, limits('o1', [{ type: 'Container', min: { cpu: '2' }, max: { cpu: '1000m' } }]), 'LimitRange', [
     ['spec.limits[0].min[cpu]', 'Invalid value: "2": min value 2 is greater than max value 1'],
+    ['spec.limits[0].defaultRequest[cpu]', 'Invalid value: "1": min value 2 is greater than default request value 1'],
+    ['spec.limits[0].default[cpu]', 'Invalid value: "2": min value 2 is greater than default value 1'],
   ])
   await refused(t, LR, limits('o2', [{ type: 'Container', min: { memory: '1Gi' }, defaultRequest: { memory: '512Mi' }, default: { memory: '2Gi' }, max: { memory: '1536Mi' } }]), 'LimitRange', [
     ['spec.limits[0].defaultRequest[memory]', 'Invalid value: "512Mi": min value 1Gi is greater than default request value 512Mi'],
@@ -191,7 +200,9 @@ t.test('LimitRange: min <= defaultRequest <= default <= max, and ratios', async 
     ['spec.limits[0].defaultRequest[cpu]', 'Invalid value: "2": default request value 2 is greater than max value 1500m'],
     ['spec.limits[0].defaultRequest[cpu]', 'Invalid value: "2": default request value 2 is greater than default limit value 1'],
   ])
+  // defaultRequest is defaulted from default.
   await refused(t, LR, limits('o4', [{ type: 'Container', min: { cpu: '2' }, default: { cpu: '1' } }]), 'LimitRange', [
+    ['spec.limits[0].defaultRequest[cpu]', 'Invalid value: "1": min value 2 is greater than default request value 1'],
     ['spec.limits[0].default[cpu]', 'Invalid value: "2": min value 2 is greater than default value 1'],
   ])
   await refused(t, LR, limits('o5', [{ type: 'Container', maxLimitRequestRatio: { cpu: '500m' } }]), 'LimitRange', [
