@@ -1,6 +1,6 @@
-// Admission that needs the requesting user and live objects: LimitRanger, Priority, NodeRestriction, and the RBAC escalation checks of role and binding writes.
+// Admission that needs the requesting user and live objects: LimitRanger, Priority, NodeRestriction, the RBAC escalation checks of role and binding writes, and ResourceQuota.
 import { nodeIdentity } from '../machinery/node-refs.js'
-import { objectKey, recordObject, splitKey, typePrefix } from '../machinery/storage-format.js'
+import { objectKey, recordObject, recordRv, splitKey, typePrefix } from '../machinery/storage-format.js'
 import type { Obj, ResolvedDefinition } from '../registry/define.js'
 import type { Store } from '../pipeline/store.js'
 import type { RequestContext } from '../pipeline/context.js'
@@ -8,6 +8,8 @@ import type { AuthzClient } from '../../actors/authz/client.js'
 import { admitNodeRestriction, type AdmissionOperation, type NodeRestrictionLookups } from './node-restriction.js'
 import { admitPodPriority, priorityClassView, validatePriorityClassDefault, type PriorityClassView } from './priority.js'
 import { limitRangeView, mutatePodLimits, validateLimits, type LimitRangeView } from './limit-ranger.js'
+import { evaluatorFor, quotaState, type QuotaState } from './resource-quota.js'
+import { evaluateQuota, type QuotaStore } from './quota-admission.js'
 
 const RBAC_GROUP = 'rbac.authorization.orch.io'
 const RBAC_WRITES = new Set(['roles', 'clusterroles', 'rolebindings', 'clusterrolebindings'])
@@ -15,7 +17,11 @@ const RBAC_WRITES = new Set(['roles', 'clusterroles', 'rolebindings', 'clusterro
 let store: Store | undefined
 let authz: AuthzClient | undefined
 
-export function configureAdmissionChain(s: Store, a: AuthzClient): void { store = s; authz = a }
+/** Stores a new status of a stored object if it is still at `rv` (true), or reports that it changed (false). */
+export type StatusWriter = (group: string, resource: string, old: Obj, next: Obj, rv: number) => Promise<boolean>
+let writeStatus: StatusWriter | undefined
+
+export function configureAdmissionChain(s: Store, a: AuthzClient, w?: StatusWriter): void { store = s; authz = a; writeStatus = w }
 
 function read(resource: string, namespace: string, name: string): Obj | undefined {
   if (!store) return undefined
@@ -75,6 +81,44 @@ function limitRangesIn(ns: string): readonly LimitRangeView[] | undefined {
   return limitRanges.get(ns)
 }
 
+const QUOTAS_PREFIX = typePrefix('', 'resourcequotas')
+/** The namespaces that have ResourceQuotas, and the count of quota creations and deletions it was read at. */
+let quotaNamespaces = new Set<string>()
+let quotaNamespacesStamp = -1n
+
+/** Whether a namespace has quotas (the set is read again only after a quota was created or deleted). */
+function hasQuotas(ns: string): boolean {
+  if (!store) return false
+  const stamp = store.resourceQuotaSetWrites()
+  if (stamp !== quotaNamespacesStamp) {
+    const shard = store.shardFor('', 'resourcequotas')
+    store.snapshot(shard)
+    const set = new Set<string>()
+    for (const { key } of store.range(shard, QUOTAS_PREFIX)) set.add(splitKey(key).namespace)
+    quotaNamespaces = set
+    quotaNamespacesStamp = stamp
+  }
+  return quotaNamespaces.has(ns)
+}
+
+/** The quotas of a namespace read fresh, and their status writes, for the quota evaluation. */
+const quotaStore: QuotaStore = {
+  read(ns: string): QuotaState[] {
+    if (!store) return []
+    const shard = store.shardFor('', 'resourcequotas')
+    store.snapshot(shard)
+    const out: QuotaState[] = []
+    for (const { value } of store.range(shard, typePrefix('', 'resourcequotas', ns))) {
+      out.push(quotaState(JSON.parse(recordObject(value).toString('utf8')) as Obj, recordRv(value)))
+    }
+    return out
+  },
+  writeStatus(old: Obj, next: Obj, rv: number): Promise<boolean> {
+    if (!writeStatus) return Promise.resolve(true)
+    return writeStatus('', 'resourcequotas', old, next, rv)
+  },
+}
+
 /** The name a refusal names: the request's, else the object's name or generateName, else "Unknown" (upstream extractResourceName). */
 function subjectName(ctx: RequestContext, o: Obj | undefined): string {
   if (ctx.info.name !== '') return ctx.info.name
@@ -101,8 +145,8 @@ export function admitMutating(ctx: RequestContext, def: ResolvedDefinition, oper
 /**
  * Runs after a write's own admission (defaults, strategy, validation) and before it is stored. `object` is the new
  * object (absent on delete), `oldObject` the stored one (update, delete). Throws the error to answer. Returns a promise
- * only when it must wait (the RBAC escalation check): callers await only then, so that a write goes on to its store
- * put without a microtask turn in between.
+ * only when it must wait (the RBAC escalation check; the quota charge, in a namespace with quotas): callers await only
+ * then, so that a write goes on to its store put without a microtask turn in between.
  */
 export function admitPlugins(ctx: RequestContext, def: ResolvedDefinition, operation: AdmissionOperation, object?: Obj, oldObject?: Obj): void | Promise<void> {
   if (def.group === SCHEDULING_GROUP && def.resource === 'priorityclasses' && object && ctx.info.subresource === '') {
@@ -116,7 +160,17 @@ export function admitPlugins(ctx: RequestContext, def: ResolvedDefinition, opera
       if (err) throw err
     }
   }
-  return admitUserPlugins(ctx, def, operation, object, oldObject)
+  const pending = admitUserPlugins(ctx, def, operation, object, oldObject)
+  // ResourceQuota is the last plugin: it charges the quotas, so it runs once everything else admitted the write.
+  if (object === undefined || (operation !== 'CREATE' && operation !== 'UPDATE') || ctx.info.subresource !== '' || def.scope !== 'Namespaced') return pending
+  const ns = ctx.info.namespace
+  if (ns === '' || !hasQuotas(ns)) return pending
+  const ev = evaluatorFor(def.group, def.resource)
+  if (ev === undefined || !ev.handles(operation, object, oldObject)) return pending
+  const dryRun = ctx.query.getAll('dryRun').length > 0
+  const req = { ev, operation, object, oldObject, gr: { group: def.group, resource: def.resource }, name: subjectName(ctx, object) }
+  if (pending) return pending.then(() => evaluateQuota(quotaStore, ns, req, dryRun))
+  return evaluateQuota(quotaStore, ns, req, dryRun)
 }
 
 /** NodeRestriction and the RBAC escalation checks: what depends on who asks (system:masters skip them). */

@@ -5,6 +5,7 @@ import { NamespaceController } from './namespace.js'
 import { GarbageCollector } from './garbage-collector.js'
 import { ClusterRoleAggregation } from './clusterrole-aggregation.js'
 import { ServiceAccountTokens } from './service-account-tokens.js'
+import { ResourceQuotaController } from './resource-quota.js'
 import type { SigningKey } from '../auth/service-account.js'
 
 export interface Controllers {
@@ -31,12 +32,14 @@ export async function startControllers(client: InternalClient, log: Logger, deps
   const gc = new GarbageCollector(client, log.child({ controller: 'garbage-collector' }))
   const agg = new ClusterRoleAggregation(client, log.child({ controller: 'clusterrole-aggregation' }))
   const tokens = new ServiceAccountTokens(client, log.child({ controller: 'serviceaccount-token' }), deps.signingKey, deps.caPem)
+  const quota = new ResourceQuotaController(client, log.child({ controller: 'resourcequota' }))
   void ns.start()
+  void quota.start()
   void tokens.start()
   await agg.start()
   let gcStarted = false
   return {
     startBackground() { if (!gcStarted) { gcStarted = true; void gc.start() } },
-    stop() { ns.stop(); gc.stop(); agg.stop(); tokens.stop() },
+    stop() { ns.stop(); gc.stop(); agg.stop(); tokens.stop(); quota.stop() },
   }
 }

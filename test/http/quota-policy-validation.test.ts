@@ -34,7 +34,8 @@ const pdb = (name: string, spec: any) => ({ apiVersion: 'policy/v1', kind: 'PodD
 t.test('ResourceQuota: accepted manifests', async (t) => {
   for (const [name, spec] of [
     ['compute', { hard: { 'requests.cpu': '1', 'requests.memory': '1Gi', 'limits.cpu': '2', 'limits.memory': '2Gi', 'requests.nvidia.com/gpu': 4 } }],
-    ['objects', { hard: { configmaps: '10', persistentvolumeclaims: '4', pods: '4', replicationcontrollers: '20', secrets: '10', services: '10', 'services.loadbalancers': '2', 'services.nodeports': 0, resourcequotas: 1 } }],
+    // Quotas are enforced: a quota on quotas must leave room for the others this file creates in the namespace.
+    ['objects', { hard: { configmaps: '10', persistentvolumeclaims: '4', pods: '4', replicationcontrollers: '20', secrets: '10', services: '10', 'services.loadbalancers': '2', 'services.nodeports': 0, resourcequotas: 100 } }],
     ['counts', { hard: { 'count/deployments.apps': '2', 'count/widgets.example.com': '5', 'gold.storageclass.storage.orch.io/requests.storage': '500Gi', 'gold.storageclass.storage.k8s.io/persistentvolumeclaims': '10', 'requests.storage': '1Ti', 'hugepages-2Mi': '1Gi', 'requests.ephemeral-storage': '2Gi' } }],
     // kubectl create quota best-effort --hard=pods=100 --scopes=BestEffort
     ['best-effort', { hard: { pods: '100' }, scopes: ['BestEffort'] }],
