@@ -66,11 +66,6 @@ export function equalLists(a: ResourceList, b: ResourceList): boolean {
   return true
 }
 
-export function isZeroList(a: ResourceList): boolean {
-  for (const q of a.values()) if (q.mantissa !== 0n) return false
-  return true
-}
-
 export function negativeNames(a: ResourceList): string[] {
   return [...a].filter(([, q]) => q.mantissa < 0n).map(([k]) => k)
 }

@@ -4,7 +4,7 @@ import { compareQuantities, countQuantity, scaledValue, type Quantity } from '..
 import { isExtendedResource, isHugePages } from '../registry/resources/core/resource-names.js'
 import { podQOSClass } from '../registry/resources/core/pods.js'
 import {
-  addLists, containerTotals, equalLists, exceededNames, isZeroList, maskList, negativeNames, prettyNames, prettyPrint,
+  addLists, containerTotals, equalLists, exceededNames, maskList, negativeNames, prettyNames, prettyPrint,
   resourceList, subtractNonNegative, type ResourceList,
 } from './resource-lists.js'
 import type { AdmissionOperation } from './node-restriction.js'
@@ -274,7 +274,13 @@ class ServiceEvaluator implements Evaluator {
     const out: ResourceList = new Map([['count/services', ONE], ['services', ONE], ['services.loadbalancers', ZERO_COUNT], ['services.nodeports', ZERO_COUNT]])
     const type = svc.spec?.type
     if (type === 'NodePort') out.set('services.nodeports', countQuantity(ports))
-    if (type === 'LoadBalancer') { out.set('services.nodeports', countQuantity(ports)); out.set('services.loadbalancers', ONE) }
+    if (type === 'LoadBalancer') {
+      // Without node port allocation only the ports given a node port explicitly take one.
+      const explicit = svc.spec?.allocateLoadBalancerNodePorts === false
+      const nodePorts = explicit && Array.isArray(svc.spec.ports) ? svc.spec.ports.filter((p: unknown) => isObj(p) && typeof p.nodePort === 'number' && p.nodePort !== 0).length : ports
+      out.set('services.nodeports', countQuantity(nodePorts))
+      out.set('services.loadbalancers', ONE)
+    }
     return out
   }
 }
@@ -389,17 +395,25 @@ export function checkRequest(quotas: readonly QuotaState[], req: QuotaRequest, n
     if (unknown.length > 0) return forbidden(req.gr, req.name, `status unknown for quota: ${q.name}, resources: ${prettyNames(restricted)}`)
     interesting.push(i)
   }
-  let delta = ev.usage(object, now)
-  const negative = negativeNames(delta)
+  const usage = ev.usage(object, now)
+  const negative = negativeNames(usage)
   if (negative.length > 0) return forbidden(req.gr, req.name, `quota usage is negative for resource(s): ${prettyNames(negative)}`)
+  // What each quota is charged: the whole usage, but on an update only the growth for a quota that already counted
+  // the stored object (an object moving into a quota's scopes is charged in full). Amounts of zero charge nothing.
+  let growth: ResourceList | undefined
   if (req.operation === 'UPDATE' && req.oldObject !== undefined && req.oldObject.metadata?.resourceVersion) {
-    delta = subtractNonNegative(delta, ev.usage(req.oldObject, now))
+    growth = subtractNonNegative(usage, ev.usage(req.oldObject, now))
   }
-  if (isZeroList(delta) || interesting.length === 0) return quotas
-  const out = quotas.slice()
+  const charges = new Map<number, ResourceList>()
   for (const i of interesting) {
+    const charge = nonZero(growth !== undefined && quotaMatches(ev, quotas[i], req.oldObject!) ? growth : usage)
+    if (charge.size > 0) charges.set(i, charge)
+  }
+  if (charges.size === 0) return quotas
+  const out = quotas.slice()
+  for (const [i, charge] of charges) {
     const q = out[i]
-    const requested = maskList(delta, q.hard.keys())
+    const requested = maskList(charge, q.hard.keys())
     const used = addLists(q.used, requested)
     const exceeded = exceededNames(maskList(used, requested.keys()), q.hard)
     if (exceeded.length > 0) {
@@ -407,6 +421,12 @@ export function checkRequest(quotas: readonly QuotaState[], req: QuotaRequest, n
     }
     out[i] = { ...q, used }
   }
+  return out
+}
+
+function nonZero(l: ResourceList): ResourceList {
+  const out: ResourceList = new Map()
+  for (const [k, q] of l) if (q.mantissa !== 0n) out.set(k, q)
   return out
 }
 

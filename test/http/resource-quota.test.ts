@@ -148,8 +148,12 @@ t.test('scopes: BestEffort, NotBestEffort, Terminating, NotTerminating and a Pri
   await createQuota(t, term, quota('long-running', { hard: { pods: '1' }, scopes: ['NotTerminating'] }))
   await created(t, `${term}/pods`, podWith('job1', { limits: { cpu: '500m' } }, { activeDeadlineSeconds: 60 }))
   await refused(t, `${term}/pods`, podWith('job2', { limits: { cpu: '500m' } }, { activeDeadlineSeconds: 60 }), 'pods', 'exceeded quota: terminating, requested: pods=1, used: pods=1, limited: pods=1')
-  await created(t, `${term}/pods`, pod('svc1'))
+  await created(t, `${term}/pods`, podWith('svc1', { limits: { cpu: '500m' } }))
   await refused(t, `${term}/pods`, pod('svc2'), 'pods', 'exceeded quota: long-running, requested: pods=1, used: pods=1, limited: pods=1')
+  // An update that moves a pod into a quota's scopes is charged in full there.
+  const move = await s.request('PATCH', `${term}/pods/svc1`, { spec: { activeDeadlineSeconds: 30 } }, MERGE)
+  t.equal(move.status, 403, move.text)
+  t.equal(move.json.message, 'pods "svc1" is forbidden: exceeded quota: terminating, requested: pods=1, used: pods=1, limited: pods=1')
 
   const pc = await s.request('POST', '/apis/scheduling.orch.io/v1/priorityclasses', { apiVersion: 'scheduling.orch.io/v1', kind: 'PriorityClass', metadata: { name: 'rq-high' }, value: 1000 })
   t.equal(pc.status, 201, pc.text)
@@ -186,6 +190,14 @@ t.test('object counts, services, claims and quotas', async (t) => {
   await refused(t, `${base}/services`, svc('lb', 'LoadBalancer', 1), 'services',
     'exceeded quota: objects, requested: services.loadbalancers=1, used: services.loadbalancers=0, limited: services.loadbalancers=0')
   await created(t, `${base}/services`, svc('np1', 'NodePort', 1))
+  // Service updates are charged what they add: a type change takes node ports.
+  const retype = await s.request('PATCH', `${base}/services/plain`, { spec: { type: 'NodePort' } }, MERGE)
+  t.equal(retype.status, 403, retype.text)
+  t.equal(retype.json.message, 'services "plain" is forbidden: exceeded quota: objects, requested: services.nodeports=2, used: services.nodeports=1, limited: services.nodeports=1')
+  // Without node port allocation, a load balancer takes only the node ports given explicitly (and none here fits).
+  const lbNoPorts = { ...svc('lb0', 'LoadBalancer', 2), spec: { ...svc('lb0', 'LoadBalancer', 2).spec, allocateLoadBalancerNodePorts: false } }
+  await refused(t, `${base}/services`, lbNoPorts, 'services',
+    'exceeded quota: objects, requested: services.loadbalancers=1, used: services.loadbalancers=0, limited: services.loadbalancers=0')
   t.same((await s.request('GET', `${base}/resourcequotas/objects`)).json.status.used,
     {
       configmaps: '1', 'count/deployments.apps': '0', 'count/secrets': '1', 'gold.storageclass.storage.k8s.io/requests.storage': '0',
