@@ -171,6 +171,7 @@ t.test('object counts, services, claims and quotas', async (t) => {
     hard: {
       configmaps: '1', 'count/secrets': '1', services: '3', 'services.nodeports': '1', 'services.loadbalancers': '0',
       'count/deployments.apps': '1', persistentvolumeclaims: '1', 'requests.storage': '5Gi', 'gold.storageclass.storage.k8s.io/requests.storage': '1Gi',
+      replicationcontrollers: '1',
     },
   }))
   await created(t, `${base}/configmaps`, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'cm1' } })
@@ -201,8 +202,15 @@ t.test('object counts, services, claims and quotas', async (t) => {
   t.same((await s.request('GET', `${base}/resourcequotas/objects`)).json.status.used,
     {
       configmaps: '1', 'count/deployments.apps': '0', 'count/secrets': '1', 'gold.storageclass.storage.k8s.io/requests.storage': '0',
-      persistentvolumeclaims: '0', 'requests.storage': '0', services: '2', 'services.loadbalancers': '0', 'services.nodeports': '1',
+      persistentvolumeclaims: '0', 'replicationcontrollers': '0', 'requests.storage': '0', services: '2', 'services.loadbalancers': '0', 'services.nodeports': '1',
     })
+  const rc = (name: string) => ({
+    apiVersion: 'v1', kind: 'ReplicationController', metadata: { name },
+    spec: { replicas: 0, selector: { app: name }, template: { metadata: { labels: { app: name } }, spec: { containers: [{ name: 'c', image: 'i' }] } } },
+  })
+  await created(t, `${base}/replicationcontrollers`, rc('rc1'))
+  await refused(t, `${base}/replicationcontrollers`, rc('rc2'), 'replicationcontrollers',
+    'exceeded quota: objects, requested: replicationcontrollers=1, used: replicationcontrollers=1, limited: replicationcontrollers=1')
 
   const deploy = (name: string) => ({
     apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name },
