@@ -45,8 +45,19 @@ export function priorityClassWritesSlot(shards: number): number { return 2 + sha
  * policy admission plugin keeps its compiled policies and bindings (asked on every write) while it does not move.
  */
 export function admissionPolicyWritesSlot(shards: number): number { return 3 + shards }
+/**
+ * Then a count of LimitRange writes, bumped the same way: the LimitRanger admission plugin keeps its view of the
+ * limit ranges (asked on every pod create) while it does not move.
+ */
+export function limitRangeWritesSlot(shards: number): number { return 4 + shards }
+/**
+ * Then a count of ResourceQuota creations and deletions (not their updates: admission rewrites status.used on every
+ * admitted write in a namespace with quotas), bumped the same way: the ResourceQuota admission plugin keeps the set of
+ * namespaces that have quotas while it does not move.
+ */
+export function resourceQuotaSetWritesSlot(shards: number): number { return 5 + shards }
 /** Slots of the counters array for `shards` shards. */
-export function counterSlots(shards: number): number { return 4 + shards }
+export function counterSlots(shards: number): number { return 6 + shards }
 /** The type prefix of namespaces (keys `/namespaces//<name>`). */
 export const NAMESPACES_PREFIX = '/namespaces/'
 /** The type prefix of PriorityClasses. */
@@ -54,3 +65,6 @@ export const PRIORITY_CLASSES_PREFIX = 'scheduling.orch.io/priorityclasses/'
 /** The type prefixes of ValidatingAdmissionPolicies and their bindings. */
 export const ADMISSION_POLICIES_PREFIX = 'admissionregistration.orch.io/validatingadmissionpolicies/'
 export const ADMISSION_POLICY_BINDINGS_PREFIX = 'admissionregistration.orch.io/validatingadmissionpolicybindings/'
+/** The type prefixes of LimitRanges and ResourceQuotas (core group). */
+export const LIMIT_RANGES_PREFIX = '/limitranges/'
+export const RESOURCE_QUOTAS_PREFIX = '/resourcequotas/'

@@ -7,6 +7,7 @@ import { PortPeer } from '../../src/machinery/port-rpc.js'
 import {
   COUNTER_SLOT, watermarkSlot, namespaceWritesSlot, NAMESPACES_PREFIX, priorityClassWritesSlot, PRIORITY_CLASSES_PREFIX,
   admissionPolicyWritesSlot, ADMISSION_POLICIES_PREFIX, ADMISSION_POLICY_BINDINGS_PREFIX,
+  limitRangeWritesSlot, LIMIT_RANGES_PREFIX, resourceQuotaSetWritesSlot, RESOURCE_QUOTAS_PREFIX,
   type ShardRequest, type ShardReply, type WatchEvent, type ObjectPut, type ObjectDelete,
 } from './messages.js'
 
@@ -38,6 +39,8 @@ let counters: BigInt64Array
 let namespaceSlot = -1
 let priorityClassSlot = -1
 let admissionPolicySlot = -1
+let limitRangeSlot = -1
+let quotaSetSlot = -1
 let log: Logger
 let historyMs = 300_000
 let historyCount = 100_000
@@ -351,22 +354,28 @@ function commitBatch(): void {
     }
     return
   }
-  // Acknowledged only now: the commit is durable. Namespace, PriorityClass and admission policy writes move their shared
-  // counts first (see messages.ts).
+  // Acknowledged only now: the commit is durable. Namespace, PriorityClass, admission policy and LimitRange writes,
+  // and ResourceQuota creations and deletions, move their shared counts first (see messages.ts).
   if (namespaceSlot >= 0) {
     let ns = false
     let pc = false
     let ap = false
+    let lr = false
+    let rq = false
     for (const w of writes) {
       if (w.event === null) continue
       const prefix = typePrefixOf(w.req.key)
       if (prefix === NAMESPACES_PREFIX) ns = true
       else if (prefix === PRIORITY_CLASSES_PREFIX) pc = true
       else if (prefix === ADMISSION_POLICIES_PREFIX || prefix === ADMISSION_POLICY_BINDINGS_PREFIX) ap = true
+      else if (prefix === LIMIT_RANGES_PREFIX) lr = true
+      else if (prefix === RESOURCE_QUOTAS_PREFIX && w.event[0] !== 'MODIFIED') rq = true
     }
     if (ns) Atomics.add(counters, namespaceSlot, 1n)
     if (pc) Atomics.add(counters, priorityClassSlot, 1n)
     if (ap) Atomics.add(counters, admissionPolicySlot, 1n)
+    if (lr) Atomics.add(counters, limitRangeSlot, 1n)
+    if (rq) Atomics.add(counters, quotaSetSlot, 1n)
   }
   for (const w of writes) {
     if (w.failure) { reply(w.peer, w.failure); continue }
@@ -427,7 +436,13 @@ function handle(peer: Peer, req: ShardRequest): void {
 function init(task: ShardInit): { rv: number } {
   shard = task.shard
   counters = new BigInt64Array(task.counters)
-  if (task.shards !== undefined) { namespaceSlot = namespaceWritesSlot(task.shards); priorityClassSlot = priorityClassWritesSlot(task.shards); admissionPolicySlot = admissionPolicyWritesSlot(task.shards) }
+  if (task.shards !== undefined) {
+    namespaceSlot = namespaceWritesSlot(task.shards)
+    priorityClassSlot = priorityClassWritesSlot(task.shards)
+    admissionPolicySlot = admissionPolicyWritesSlot(task.shards)
+    limitRangeSlot = limitRangeWritesSlot(task.shards)
+    quotaSetSlot = resourceQuotaSetWritesSlot(task.shards)
+  }
   historyMs = task.watchHistoryMs
   historyCount = task.watchHistoryCount
   log = pino({ level: task.logLevel }).child({ actor: 'shard', shard })

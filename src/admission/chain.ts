@@ -1,7 +1,7 @@
-// Admission that needs the requesting user and live objects: Priority, NodeRestriction, the RBAC escalation checks of
-// role and binding writes, then ValidatingAdmissionPolicy.
+// Admission that needs the requesting user and live objects: LimitRanger, Priority, NodeRestriction, the RBAC
+// escalation checks of role and binding writes, ResourceQuota, then ValidatingAdmissionPolicy.
 import { nodeIdentity } from '../machinery/node-refs.js'
-import { objectKey, recordObject, typePrefix } from '../machinery/storage-format.js'
+import { objectKey, recordObject, recordRv, splitKey, typePrefix } from '../machinery/storage-format.js'
 import type { Obj, ResolvedDefinition } from '../registry/define.js'
 import type { Store } from '../pipeline/store.js'
 import type { RequestContext } from '../pipeline/context.js'
@@ -10,6 +10,9 @@ import type { Registry } from '../registry/index.js'
 import { admitNodeRestriction, type AdmissionOperation, type NodeRestrictionLookups } from './node-restriction.js'
 import { admitPodPriority, priorityClassView, validatePriorityClassDefault, type PriorityClassView } from './priority.js'
 import { admitPolicies, configurePolicyAdmission, policiesBound, type RequestKind } from './validating-policy.js'
+import { limitRangeView, mutatePodLimits, validateLimits, type LimitRangeView } from './limit-ranger.js'
+import { evaluatorFor, quotaState, type QuotaState } from './resource-quota.js'
+import { evaluateQuota, type QuotaStore } from './quota-admission.js'
 
 const RBAC_GROUP = 'rbac.authorization.orch.io'
 const RBAC_WRITES = new Set(['roles', 'clusterroles', 'rolebindings', 'clusterrolebindings'])
@@ -17,9 +20,14 @@ const RBAC_WRITES = new Set(['roles', 'clusterroles', 'rolebindings', 'clusterro
 let store: Store | undefined
 let authz: AuthzClient | undefined
 
-export function configureAdmissionChain(s: Store, a: AuthzClient, r: Registry): void {
+/** Stores a new status of a stored object if it is still at `rv` (true), or reports that it changed (false). */
+export type StatusWriter = (group: string, resource: string, old: Obj, next: Obj, rv: number) => Promise<boolean>
+let writeStatus: StatusWriter | undefined
+
+export function configureAdmissionChain(s: Store, a: AuthzClient, r: Registry, w?: StatusWriter): void {
   store = s
   authz = a
+  writeStatus = w
   configurePolicyAdmission(s, r, a)
 }
 
@@ -56,12 +64,88 @@ function priorityClasses(): PriorityClassView {
   return classes
 }
 
+const LIMIT_RANGES_PREFIX = typePrefix('', 'limitranges')
+/** LimitRanges by namespace (name order) as last read, and the count of LimitRange writes they were read at. */
+let limitRanges = new Map<string, LimitRangeView[]>()
+let limitRangesStamp = -1n
+
+/** The LimitRanges of a namespace, undefined when it has none (read again only after a LimitRange write). */
+function limitRangesIn(ns: string): readonly LimitRangeView[] | undefined {
+  if (!store) return undefined
+  const stamp = store.limitRangeWrites()
+  if (stamp !== limitRangesStamp) {
+    const shard = store.shardFor('', 'limitranges')
+    store.snapshot(shard)
+    const byNs = new Map<string, LimitRangeView[]>()
+    for (const { key, value } of store.range(shard, LIMIT_RANGES_PREFIX)) {
+      const { namespace } = splitKey(key)
+      let list = byNs.get(namespace)
+      if (list === undefined) { list = []; byNs.set(namespace, list) }
+      list.push(limitRangeView(JSON.parse(recordObject(value).toString('utf8')) as Obj))
+    }
+    limitRanges = byNs
+    limitRangesStamp = stamp
+  }
+  return limitRanges.get(ns)
+}
+
+const QUOTAS_PREFIX = typePrefix('', 'resourcequotas')
+/** The namespaces that have ResourceQuotas, and the count of quota creations and deletions it was read at. */
+let quotaNamespaces = new Set<string>()
+let quotaNamespacesStamp = -1n
+
+/** Whether a namespace has quotas (the set is read again only after a quota was created or deleted). */
+function hasQuotas(ns: string): boolean {
+  if (!store) return false
+  const stamp = store.resourceQuotaSetWrites()
+  if (stamp !== quotaNamespacesStamp) {
+    const shard = store.shardFor('', 'resourcequotas')
+    store.snapshot(shard)
+    const set = new Set<string>()
+    for (const { key } of store.range(shard, QUOTAS_PREFIX)) set.add(splitKey(key).namespace)
+    quotaNamespaces = set
+    quotaNamespacesStamp = stamp
+  }
+  return quotaNamespaces.has(ns)
+}
+
+/** The quotas of a namespace read fresh, and their status writes, for the quota evaluation. */
+const quotaStore: QuotaStore = {
+  read(ns: string): QuotaState[] {
+    if (!store) return []
+    const shard = store.shardFor('', 'resourcequotas')
+    store.snapshot(shard)
+    const out: QuotaState[] = []
+    for (const { value } of store.range(shard, typePrefix('', 'resourcequotas', ns))) {
+      out.push(quotaState(JSON.parse(recordObject(value).toString('utf8')) as Obj, recordRv(value)))
+    }
+    return out
+  },
+  writeStatus(old: Obj, next: Obj, rv: number): Promise<boolean> {
+    if (!writeStatus) return Promise.resolve(true)
+    return writeStatus('', 'resourcequotas', old, next, rv)
+  },
+}
+
+/** The name a refusal names: the request's, else the object's name or generateName, else "Unknown" (upstream extractResourceName). */
+function subjectName(ctx: RequestContext, o: Obj | undefined): string {
+  if (ctx.info.name !== '') return ctx.info.name
+  const m = o?.metadata
+  if (typeof m?.name === 'string' && m.name !== '') return m.name
+  if (typeof m?.generateName === 'string' && m.generateName !== '') return m.generateName
+  return 'Unknown'
+}
+
 /**
  * Mutating admission, run after a write's defaults and before its strategy and validation (whoever asks): the
- * Priority plugin's pod half. Throws the error to answer.
+ * LimitRanger's and the Priority plugin's pod halves. Throws the error to answer.
  */
 export function admitMutating(ctx: RequestContext, def: ResolvedDefinition, operation: AdmissionOperation, object: Obj, oldObject?: Obj): void {
   if (def.group !== '' || def.resource !== 'pods' || ctx.info.subresource !== '') return
+  if (operation === 'CREATE') {
+    const ranges = limitRangesIn(ctx.info.namespace)
+    if (ranges !== undefined) mutatePodLimits(object, ranges)
+  }
   const err = admitPodPriority(operation, ctx.info.name, object, oldObject, priorityClasses)
   if (err) throw err
 }
@@ -69,18 +153,22 @@ export function admitMutating(ctx: RequestContext, def: ResolvedDefinition, oper
 /**
  * Runs after a write's own admission (defaults, strategy, validation) and before it is stored. `object` is the new
  * object (absent on delete), `oldObject` the stored one (update, delete). Throws the error to answer. Returns a promise
- * only when it must wait (the RBAC escalation check, an authorizer check of a policy): callers await only then, so that
- * a write goes on to its store put without a microtask turn in between. ValidatingAdmissionPolicy runs last, as
- * upstream orders its plugins; with no policy bound it costs one comparison.
+ * only when it must wait (the RBAC escalation check; the quota charge, in a namespace with quotas; an authorizer check
+ * of a policy): callers await only then, so that a write goes on to its store put without a microtask turn in between.
+ * ValidatingAdmissionPolicy runs last, as upstream orders its plugins; with no policy bound it costs one comparison.
  */
 export function admitPlugins(ctx: RequestContext, def: ResolvedDefinition, operation: AdmissionOperation, object?: Obj, oldObject?: Obj): void | Promise<void> {
   const admitted = admitBuiltIn(ctx, def, operation, object, oldObject)
   // pods/binding is admitted upstream as the create of a Binding, which this write does not have.
-  if (!policiesBound() || ctx.info.subresource === 'binding') return admitted
+  if (!policiesBound() || ctx.info.subresource === 'binding') return then(admitted, () => admitQuota(ctx, def, operation, object, oldObject))
   // pods/eviction is the create of a policy/v1 Eviction, as upstream's request kind says.
   const kind = ctx.info.subresource === 'eviction' ? EVICTION_KIND : undefined
-  if (admitted) return admitted.then(() => admitPolicies(ctx, def, operation, object, oldObject, kind))
-  return admitPolicies(ctx, def, operation, object, oldObject, kind)
+  return then(then(admitted, () => admitPolicies(ctx, def, operation, object, oldObject, kind)), () => admitQuota(ctx, def, operation, object, oldObject))
+}
+
+/** `next` after `first`: at once when `first` did not have to wait, so that nothing waits a microtask turn for nothing. */
+function then(first: void | Promise<void>, next: () => void | Promise<void>): void | Promise<void> {
+  return first ? first.then(next) : next()
 }
 const EVICTION_KIND: RequestKind = { group: 'policy', version: 'v1', kind: 'Eviction' }
 
@@ -99,6 +187,32 @@ function admitBuiltIn(ctx: RequestContext, def: ResolvedDefinition, operation: A
     const err = validatePriorityClassDefault(operation, ctx.info.name, object, priorityClasses)
     if (err) throw err
   }
+  if (def.group === '' && (def.resource === 'pods' || def.resource === 'persistentvolumeclaims') && object && ctx.info.subresource === '') {
+    const ranges = limitRangesIn(ctx.info.namespace)
+    if (ranges !== undefined) {
+      const err = validateLimits(def.resource, operation, subjectName(ctx, object), object, oldObject, ranges)
+      if (err) throw err
+    }
+  }
+  return admitUserPlugins(ctx, def, operation, object, oldObject)
+}
+
+/**
+ * ResourceQuota, the last plugin (after ValidatingAdmissionPolicy, as upstream orders them): it charges the quotas, so
+ * it runs once everything else admitted the write.
+ */
+function admitQuota(ctx: RequestContext, def: ResolvedDefinition, operation: AdmissionOperation, object?: Obj, oldObject?: Obj): void | Promise<void> {
+  if (object === undefined || (operation !== 'CREATE' && operation !== 'UPDATE') || ctx.info.subresource !== '' || def.scope !== 'Namespaced') return
+  const ns = ctx.info.namespace
+  if (ns === '' || !hasQuotas(ns)) return
+  const ev = evaluatorFor(def.group, def.resource)
+  if (ev === undefined || !ev.handles(operation, object, oldObject)) return
+  const dryRun = ctx.query.getAll('dryRun').length > 0
+  return evaluateQuota(quotaStore, ns, { ev, operation, object, oldObject, gr: { group: def.group, resource: def.resource }, name: subjectName(ctx, object) }, dryRun)
+}
+
+/** NodeRestriction and the RBAC escalation checks: what depends on who asks (system:masters skip them). */
+function admitUserPlugins(ctx: RequestContext, def: ResolvedDefinition, operation: AdmissionOperation, object?: Obj, oldObject?: Obj): void | Promise<void> {
   const u = ctx.user
   if (!u || u.groups.includes('system:masters')) return
   if (nodeIdentity(u.username, u.groups).isNode) {

@@ -8,6 +8,7 @@ import { ServiceAccountTokens } from './service-account-tokens.js'
 import { ServiceAccountsController } from './service-accounts.js'
 import { RootCaPublisher } from './root-ca-publisher.js'
 import { DisruptionController } from './disruption.js'
+import { ResourceQuotaController } from './resource-quota.js'
 import type { SigningKey } from '../auth/service-account.js'
 
 export interface Controllers {
@@ -38,7 +39,9 @@ export async function startControllers(client: InternalClient, log: Logger, deps
   // Without a CA of our own (serving certificate files given, or no TLS port) there is nothing to publish.
   const rootCa = deps.caPem ? new RootCaPublisher(client, log.child({ controller: 'root-ca-cert-publisher' }), deps.caPem) : undefined
   const disruption = new DisruptionController(client, log.child({ controller: 'disruption' }))
+  const quota = new ResourceQuotaController(client, log.child({ controller: 'resourcequota' }))
   void ns.start()
+  void quota.start()
   void tokens.start()
   void accounts.start()
   void rootCa?.start()
@@ -47,6 +50,6 @@ export async function startControllers(client: InternalClient, log: Logger, deps
   let gcStarted = false
   return {
     startBackground() { if (!gcStarted) { gcStarted = true; void gc.start() } },
-    stop() { ns.stop(); gc.stop(); agg.stop(); tokens.stop(); accounts.stop(); rootCa?.stop(); disruption.stop() },
+    stop() { ns.stop(); gc.stop(); agg.stop(); tokens.stop(); accounts.stop(); rootCa?.stop(); disruption.stop(); quota.stop() },
   }
 }

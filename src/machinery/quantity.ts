@@ -256,3 +256,26 @@ export function canonicalQuantity(s: string | number): string | undefined {
   const q = parseQuantity(typeof s === 'string' ? s.trim() : s)
   return q === undefined ? undefined : formatQuantity(q)
 }
+
+/** 10^n as a bigint (n >= 0). */
+function pow10(n: number): bigint { return 10n ** BigInt(n) }
+
+/**
+ * a + b exactly, as upstream's Quantity.Add: the result keeps a's format unless a is zero (then b's), and is printed
+ * canonically (no text is kept).
+ */
+export function addQuantities(a: Quantity, b: Quantity): Quantity {
+  const e = Math.min(a.exponent, b.exponent)
+  const mantissa = a.mantissa * pow10(a.exponent - e) + b.mantissa * pow10(b.exponent - e)
+  return { mantissa, exponent: e, format: a.mantissa === 0n ? b.format : a.format }
+}
+
+/** a - b exactly, as upstream's Quantity.Sub (a zero a takes b's format). */
+export function subtractQuantities(a: Quantity, b: Quantity): Quantity {
+  return addQuantities(a, { mantissa: -b.mantissa, exponent: b.exponent, format: b.format })
+}
+
+/** An integer count as upstream's NewQuantity(n, DecimalSI). */
+export function countQuantity(n: number | bigint): Quantity {
+  return { mantissa: BigInt(n), exponent: 0, format: 'DecimalSI' }
+}

@@ -275,3 +275,27 @@ function once(o: Obj): Mutation {
 function copies(o: Obj): Mutation {
   return () => ({ object: cloneJson(o), tracked: false })
 }
+
+// ---- status written by the server itself ----
+
+/** The field manager of writes the server makes itself (upstream's loopback client is `kube-apiserver`). */
+export const SERVER_MANAGER = 'orch-apiserver'
+
+/**
+ * Stores `next`, a new status of the stored object `old`, if the object is still at `rv`, as an update of the status
+ * sub-resource by the server's own manager (admission plugins that keep status, such as ResourceQuota's usage).
+ * Resolves true when stored, false when the object changed or went away meanwhile.
+ */
+export async function writeStatusDirect(group: string, resource: string, old: Obj, next: Obj, rv: number): Promise<boolean> {
+  const def = registry.byGroupResource(group, resource)
+  if (def === undefined) return false
+  const now = Date.now()
+  const o = updateManagedFields(old, next, SERVER_MANAGER, 'Update', def.apiVersion, rfc3339(now), typeTree(loadDefinitions(), def.schemaRef),
+    { subresource: 'status', ignoredFields: resetFields(def, 'status') })
+  const ns = String(o.metadata?.namespace ?? '')
+  const name = String(o.metadata?.name ?? '')
+  const r = await store.put(shardOfDef(def), keyFor(def, ns, name), rv, JSON.stringify(attrsOf(def, o)), toStoredJson(o))
+  if (r.ok) return true
+  if (r.reason === 'conflict' || r.reason === 'notfound') return false
+  throw internal(r.message ?? r.reason)
+}

@@ -17,6 +17,8 @@ t.test('ResourceQuota hard amounts are canonical', async (t) => {
   t.same(r.json.spec.hard, { cpu: '500m', 'requests.cpu': '1', memory: '1Gi', 'limits.memory': '1536Mi', pods: '010', 'requests.memory': '128Mi', 'limits.cpu': '2' })
   const g = await s.request('GET', '/api/v1/namespaces/default/resourcequotas/q')
   t.same(g.json.spec.hard, r.json.spec.hard, 'stored so')
+  // The quota is enforced: the pods of the next test would exceed it.
+  t.equal((await s.request('DELETE', '/api/v1/namespaces/default/resourcequotas/q')).status, 200)
 })
 
 t.test('container resources are canonical; an unparseable quantity is 400 and nothing is stored', async (t) => {

@@ -34,7 +34,8 @@ const pdb = (name: string, spec: any) => ({ apiVersion: 'policy/v1', kind: 'PodD
 t.test('ResourceQuota: accepted manifests', async (t) => {
   for (const [name, spec] of [
     ['compute', { hard: { 'requests.cpu': '1', 'requests.memory': '1Gi', 'limits.cpu': '2', 'limits.memory': '2Gi', 'requests.nvidia.com/gpu': 4 } }],
-    ['objects', { hard: { configmaps: '10', persistentvolumeclaims: '4', pods: '4', replicationcontrollers: '20', secrets: '10', services: '10', 'services.loadbalancers': '2', 'services.nodeports': 0, resourcequotas: 1 } }],
+    // Quotas are enforced: a quota on quotas must leave room for the others this file creates in the namespace.
+    ['objects', { hard: { configmaps: '10', persistentvolumeclaims: '4', pods: '4', replicationcontrollers: '20', secrets: '10', services: '10', 'services.loadbalancers': '2', 'services.nodeports': 0, resourcequotas: 100 } }],
     ['counts', { hard: { 'count/deployments.apps': '2', 'count/widgets.example.com': '5', 'gold.storageclass.storage.orch.io/requests.storage': '500Gi', 'gold.storageclass.storage.k8s.io/persistentvolumeclaims': '10', 'requests.storage': '1Ti', 'hugepages-2Mi': '1Gi', 'requests.ephemeral-storage': '2Gi' } }],
     // kubectl create quota best-effort --hard=pods=100 --scopes=BestEffort
     ['best-effort', { hard: { pods: '100' }, scopes: ['BestEffort'] }],
@@ -166,9 +167,15 @@ t.test('LimitRange: types and names', async (t) => {
   await refused(t, LR, limits('l3', [{ type: 'Container', max: { cpu: '1' } }, { type: 'Container', max: { cpu: '2' } }]), 'LimitRange', [
     ['spec.limits[1].type', 'Duplicate value: "Container"'],
   ])
+  // A Container item's max is defaulted into default and defaultRequest first (upstream SetDefaults_LimitRangeItem), so
+  // the names are refused there too.
   await refused(t, LR, limits('l4', [{ type: 'Container', max: { 'requests.cpu': '1', storage: '1Gi' } }]), 'LimitRange', [
     ['spec.limits[0].max[requests.cpu]', 'Invalid value: "requests.cpu": must be a standard resource for containers'],
     ['spec.limits[0].max[storage]', 'Invalid value: "storage": must be a standard resource for containers'],
+    ['spec.limits[0].default[requests.cpu]', 'Invalid value: "requests.cpu": must be a standard resource for containers'],
+    ['spec.limits[0].default[storage]', 'Invalid value: "storage": must be a standard resource for containers'],
+    ['spec.limits[0].defaultRequest[requests.cpu]', 'Invalid value: "requests.cpu": must be a standard resource for containers'],
+    ['spec.limits[0].defaultRequest[storage]', 'Invalid value: "storage": must be a standard resource for containers'],
   ])
   await refused(t, LR, limits('l5', [{ type: 'Pod', default: { cpu: '1' }, defaultRequest: { cpu: '1' } }]), 'LimitRange', [
     ['spec.limits[0].default', 'Forbidden: may not be specified when `type` is \'Pod\''],
@@ -180,8 +187,11 @@ t.test('LimitRange: types and names', async (t) => {
 })
 
 t.test('LimitRange: min <= defaultRequest <= default <= max, and ratios', async (t) => {
+  // default and defaultRequest are defaulted from max (1000m) before validation.
   await refused(t, LR, limits('o1', [{ type: 'Container', min: { cpu: '2' }, max: { cpu: '1000m' } }]), 'LimitRange', [
     ['spec.limits[0].min[cpu]', 'Invalid value: "2": min value 2 is greater than max value 1'],
+    ['spec.limits[0].defaultRequest[cpu]', 'Invalid value: "1": min value 2 is greater than default request value 1'],
+    ['spec.limits[0].default[cpu]', 'Invalid value: "2": min value 2 is greater than default value 1'],
   ])
   await refused(t, LR, limits('o2', [{ type: 'Container', min: { memory: '1Gi' }, defaultRequest: { memory: '512Mi' }, default: { memory: '2Gi' }, max: { memory: '1536Mi' } }]), 'LimitRange', [
     ['spec.limits[0].defaultRequest[memory]', 'Invalid value: "512Mi": min value 1Gi is greater than default request value 512Mi'],
@@ -191,7 +201,9 @@ t.test('LimitRange: min <= defaultRequest <= default <= max, and ratios', async 
     ['spec.limits[0].defaultRequest[cpu]', 'Invalid value: "2": default request value 2 is greater than max value 1500m'],
     ['spec.limits[0].defaultRequest[cpu]', 'Invalid value: "2": default request value 2 is greater than default limit value 1'],
   ])
+  // defaultRequest is defaulted from default.
   await refused(t, LR, limits('o4', [{ type: 'Container', min: { cpu: '2' }, default: { cpu: '1' } }]), 'LimitRange', [
+    ['spec.limits[0].defaultRequest[cpu]', 'Invalid value: "1": min value 2 is greater than default request value 1'],
     ['spec.limits[0].default[cpu]', 'Invalid value: "2": min value 2 is greater than default value 1'],
   ])
   await refused(t, LR, limits('o5', [{ type: 'Container', maxLimitRequestRatio: { cpu: '500m' } }]), 'LimitRange', [

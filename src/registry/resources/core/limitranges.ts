@@ -105,6 +105,25 @@ export function validateLimitRange(o: Obj): FieldError[] {
   return errs
 }
 
+const isMap = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v)
+
+/**
+ * upstream SetDefaults_LimitRangeItem: a Container item's default limit is its max where unset, and its default
+ * request the default limit, else the min, where unset.
+ */
+export function defaultLimitRange(o: Obj): void {
+  for (const it of Array.isArray(o.spec?.limits) ? o.spec.limits : []) {
+    if (!isMap(it) || it.type !== 'Container') continue
+    const def: Record<string, unknown> = isMap(it.default) ? { ...it.default } : {}
+    const req: Record<string, unknown> = isMap(it.defaultRequest) ? { ...it.defaultRequest } : {}
+    if (isMap(it.max)) for (const [k, v] of Object.entries(it.max)) if (!(k in def)) def[k] = v
+    for (const [k, v] of Object.entries(def)) if (!(k in req)) req[k] = v
+    if (isMap(it.min)) for (const [k, v] of Object.entries(it.min)) if (!(k in req)) req[k] = v
+    if (Object.keys(def).length > 0) it.default = def
+    if (Object.keys(req).length > 0) it.defaultRequest = req
+  }
+}
+
 export default defineResource({
   group: '', version: 'v1', kind: 'LimitRange', resource: 'limitranges', singular: 'limitrange', scope: 'Namespaced',
   verbs: ALL_VERBS,
@@ -112,5 +131,5 @@ export default defineResource({
   schemaRef: 'io.orch.api.core.v1.LimitRange',
   // spec is a value struct upstream.
   zeroValues: { spec: {} },
-  strategy: { allowUnconditionalUpdate: true, nameRule: 'subdomain', validate: validateLimitRange, validateUpdate: (o) => validateLimitRange(o) },
+  strategy: { allowUnconditionalUpdate: true, nameRule: 'subdomain', default: defaultLimitRange, validate: validateLimitRange, validateUpdate: (o) => validateLimitRange(o) },
 })
