@@ -27,6 +27,9 @@ const podWith = (name: string, resources: Record<string, unknown>, spec: Record<
 async function namespace(t: Test, name: string): Promise<string> {
   const r = await s.request('POST', '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name } })
   t.equal(r.status, 201, r.text)
+  // Every namespace gets the root CA ConfigMap (upstream's kube-root-ca.crt), which quotas count as upstream's do: the
+  // tests start once it is there.
+  for (let i = 0; i < 200 && (await s.request('GET', `/api/v1/namespaces/${name}/configmaps/orch-root-ca.crt`)).status !== 200; i++) await new Promise((res) => setTimeout(res, 50))
   return `/api/v1/namespaces/${name}`
 }
 
@@ -112,9 +115,9 @@ t.test('a pod count: the controller fills the status, admission refuses the thir
   const up = await s.request('PATCH', `${base}/resourcequotas/pods-q`, { spec: { hard: { pods: '5', 'count/configmaps': '3' } } }, MERGE)
   t.equal(up.status, 200, up.text)
   t.same(await statusOf(base, 'pods-q', (x) => x.hard.pods === '5' && x.used['count/configmaps'] !== undefined),
-    { hard: { 'count/configmaps': '3', pods: '5' }, used: { 'count/configmaps': '0', pods: '1' } })
+    { hard: { 'count/configmaps': '3', pods: '5' }, used: { 'count/configmaps': '1', pods: '1' } })
   const d2 = await kubectl(['describe', 'quota', 'pods-q', '-n', 'rq-pods'])
-  t.match(d2.stdout, /^count\/configmaps\s+0\s+3$/m)
+  t.match(d2.stdout, /^count\/configmaps\s+1\s+3$/m)
   t.match(d2.stdout, /^pods\s+1\s+5$/m)
 })
 
@@ -169,14 +172,14 @@ t.test('object counts, services, claims and quotas', async (t) => {
   const base = await namespace(t, 'rq-objects')
   await createQuota(t, base, quota('objects', {
     hard: {
-      configmaps: '1', 'count/secrets': '1', services: '3', 'services.nodeports': '1', 'services.loadbalancers': '0',
+      configmaps: '2', 'count/secrets': '1', services: '3', 'services.nodeports': '1', 'services.loadbalancers': '0',
       'count/deployments.apps': '1', persistentvolumeclaims: '1', 'requests.storage': '5Gi', 'gold.storageclass.storage.k8s.io/requests.storage': '1Gi',
       replicationcontrollers: '1',
     },
   }))
   await created(t, `${base}/configmaps`, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'cm1' } })
   await refused(t, `${base}/configmaps`, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'cm2' } }, 'configmaps',
-    'exceeded quota: objects, requested: configmaps=1, used: configmaps=1, limited: configmaps=1')
+    'exceeded quota: objects, requested: configmaps=1, used: configmaps=2, limited: configmaps=2')
   await created(t, `${base}/secrets`, { apiVersion: 'v1', kind: 'Secret', metadata: { name: 's1' } })
   await refused(t, `${base}/secrets`, { apiVersion: 'v1', kind: 'Secret', metadata: { name: 's2' } }, 'secrets',
     'exceeded quota: objects, requested: count/secrets=1, used: count/secrets=1, limited: count/secrets=1')
@@ -201,7 +204,7 @@ t.test('object counts, services, claims and quotas', async (t) => {
     'exceeded quota: objects, requested: services.loadbalancers=1, used: services.loadbalancers=0, limited: services.loadbalancers=0')
   t.same((await s.request('GET', `${base}/resourcequotas/objects`)).json.status.used,
     {
-      configmaps: '1', 'count/deployments.apps': '0', 'count/secrets': '1', 'gold.storageclass.storage.k8s.io/requests.storage': '0',
+      configmaps: '2', 'count/deployments.apps': '0', 'count/secrets': '1', 'gold.storageclass.storage.k8s.io/requests.storage': '0',
       persistentvolumeclaims: '0', 'replicationcontrollers': '0', 'requests.storage': '0', services: '2', 'services.loadbalancers': '0', 'services.nodeports': '1',
     })
   const rc = (name: string) => ({
@@ -239,24 +242,24 @@ t.test('object counts, services, claims and quotas', async (t) => {
   // Deleting counted objects frees them.
   t.equal((await s.request('DELETE', `${base}/configmaps/cm1`)).status, 200)
   t.equal((await s.request('DELETE', `${base}/persistentvolumeclaims/c1`)).status, 200)
-  await statusOf(base, 'objects', (x) => x.used.configmaps === '0' && x.used.persistentvolumeclaims === '0' && x.used['requests.storage'] === '0')
+  await statusOf(base, 'objects', (x) => x.used.configmaps === '1' && x.used.persistentvolumeclaims === '0' && x.used['requests.storage'] === '0')
   await created(t, `${base}/configmaps`, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'cm2' } })
 })
 
 t.test('20 concurrent creates against pods: 5 admit exactly 5', async (t) => {
   const base = await namespace(t, 'rq-race')
-  await createQuota(t, base, quota('five', { hard: { pods: '5', 'count/configmaps': '5' } }))
+  await createQuota(t, base, quota('five', { hard: { pods: '5', 'count/configmaps': '6' } }))
   const replies = await Promise.all(Array.from({ length: 20 }, (_, i) => s.request('POST', `${base}/pods`, pod(`r${i}`))))
   const codes = replies.map((r) => r.status)
   t.equal(codes.filter((c) => c === 201).length, 5, `created: ${codes.join(',')}`)
   t.equal(codes.filter((c) => c === 403).length, 15)
   for (const r of replies.filter((x) => x.status === 403)) t.match(r.json.message, /is forbidden: exceeded quota: five, requested: pods=1, used: pods=5, limited: pods=5$/)
   t.equal((await s.request('GET', `${base}/pods`)).json.items.length, 5)
-  t.same((await s.request('GET', `${base}/resourcequotas/five`)).json.status.used, { 'count/configmaps': '0', pods: '5' })
+  t.same((await s.request('GET', `${base}/resourcequotas/five`)).json.status.used, { 'count/configmaps': '1', pods: '5' })
   // An object count the same way.
   const many = await Promise.all(Array.from({ length: 10 }, (_, i) => s.request('POST', `${base}/configmaps`, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: `cm${i}` } })))
   t.equal(many.filter((r) => r.status === 201).length, 5)
-  t.equal((await s.request('GET', `${base}/configmaps`)).json.items.length, 5)
+  t.equal((await s.request('GET', `${base}/configmaps`)).json.items.length, 6, 'five and the root CA ConfigMap')
 })
 
 t.test('several front-ends race for one quota: the conditional status writes still admit exactly the limit', async (t) => {
@@ -279,4 +282,36 @@ t.test('several front-ends race for one quota: the conditional status writes sti
   t.equal(codes.filter((c) => c === 403).length, 50)
   t.equal((await s2.request('GET', `${base}/pods`)).json.items.length, 10)
   t.same((await s2.request('GET', `${base}/resourcequotas/ten`)).json.status.used, { pods: '10' })
+})
+
+t.test('a write that a ValidatingAdmissionPolicy refuses charges no quota (ResourceQuota runs last)', async (t) => {
+  const base = await namespace(t, 'rq-policy')
+  await createQuota(t, base, quota('q', { hard: { secrets: '2' } }))
+  const G = 'admissionregistration.orch.io'
+  const p = await s.request('POST', `/apis/${G}/v1/validatingadmissionpolicies`, {
+    apiVersion: `${G}/v1`, kind: 'ValidatingAdmissionPolicy', metadata: { name: 'no-denied-secrets' },
+    spec: {
+      failurePolicy: 'Fail',
+      matchConstraints: { resourceRules: [{ apiGroups: [''], apiVersions: ['v1'], operations: ['CREATE'], resources: ['secrets'] }] },
+      validations: [{ expression: "!has(object.metadata.labels) || !('deny' in object.metadata.labels)", message: 'denied' }],
+    },
+  })
+  t.equal(p.status, 201, p.text)
+  const b = await s.request('POST', `/apis/${G}/v1/validatingadmissionpolicybindings`, {
+    apiVersion: `${G}/v1`, kind: 'ValidatingAdmissionPolicyBinding', metadata: { name: 'no-denied-secrets' },
+    spec: { policyName: 'no-denied-secrets', validationActions: ['Deny'], matchResources: { namespaceSelector: { matchLabels: { 'orch.io/metadata.name': 'rq-policy' } } } },
+  })
+  t.equal(b.status, 201, b.text)
+  for (let i = 0; i < 3; i++) {
+    const r = await s.request('POST', `${base}/secrets`, { apiVersion: 'v1', kind: 'Secret', metadata: { name: `d${i}`, labels: { deny: 'yes' } } })
+    t.equal(r.status, 422, r.text)
+  }
+  for (let i = 0; i < 2; i++) {
+    const r = await s.request('POST', `${base}/secrets`, { apiVersion: 'v1', kind: 'Secret', metadata: { name: `ok${i}` } })
+    t.equal(r.status, 201, r.text)
+  }
+  const g = await s.request('GET', `${base}/resourcequotas/q`)
+  t.equal(g.json.status.used.secrets, '2')
+  await s.request('DELETE', `/apis/${G}/v1/validatingadmissionpolicybindings/no-denied-secrets`)
+  await s.request('DELETE', `/apis/${G}/v1/validatingadmissionpolicies/no-denied-secrets`)
 })
