@@ -1,7 +1,7 @@
 // The Options type, its defaults, the flag table and resolveOptions (flag parsing and validation).
 import os from 'node:os'
 import { parseFeatureGates, FeatureGateError, type FeatureGates } from './machinery/feature-gates.js'
-import { parseNodePortRange, parseServiceIPRange, DEFAULT_SERVICE_CLUSTER_IP_RANGE, DEFAULT_SERVICE_NODE_PORT_RANGE } from './machinery/service-ranges.js'
+import { ipv4Number, parseNodePortRange, parseServiceIPRange, DEFAULT_SERVICE_CLUSTER_IP_RANGE, DEFAULT_SERVICE_NODE_PORT_RANGE } from './machinery/service-ranges.js'
 
 export interface Options {
   bindAddress: string
@@ -42,6 +42,8 @@ export interface Options {
   upstreamAliases: boolean
   /** warnings of --feature-gates (deprecated or GA gates), logged at start */
   featureGateWarnings: string[]
+  /** the address the Endpoints of default/kubernetes name ('' = the bind address, or a host interface's when that is loopback or unspecified) */
+  advertiseAddress: string
   /** the IPv4 CIDR services' cluster IPs are allocated from */
   serviceClusterIpRange: string
   /** the ports NodePort and LoadBalancer services' node ports are allocated from */
@@ -81,6 +83,7 @@ export const defaultOptions: Readonly<Options> = Object.freeze({
   featureGates: parseFeatureGates('').gates,
   upstreamAliases: true,
   featureGateWarnings: [],
+  advertiseAddress: '',
   serviceClusterIpRange: DEFAULT_SERVICE_CLUSTER_IP_RANGE,
   serviceNodePortRange: DEFAULT_SERVICE_NODE_PORT_RANGE,
 })
@@ -119,6 +122,7 @@ export const flags: Record<string, Flag> = {
   'min-request-timeout': { option: 'minRequestTimeout', type: 'int', min: 1, help: 'watch timeout lower bound in seconds (randomized up to twice this)' },
   'upstream-aliases': { option: 'upstreamAliases', type: 'bool', help: 'serve /apis/<name>.k8s.io/... as the <name>.orch.io group, so typed stock clients work' },
   'feature-gates': { option: 'featureGates', type: 'gates', help: 'Name=true|false pairs, comma-separated (APIResponseCompression, CBORServingAndStorage, ...)' },
+  'advertise-address': { option: 'advertiseAddress', type: 'address', help: 'IPv4 address the Endpoints of the Service default/kubernetes name (default: the bind address, or a host interface\'s when that is loopback or unspecified)' },
   'service-cluster-ip-range': { option: 'serviceClusterIpRange', type: 'string', help: 'IPv4 CIDR that services\' cluster IPs are allocated from (its first address is the API server\'s own Service\'s); mask /12 to /29' },
   'service-node-port-range': { option: 'serviceNodePortRange', type: 'string', help: 'ports that NodePort and LoadBalancer services\' node ports are allocated from: low-high, low+count, or one port' },
   'log-level': { option: 'logLevel', type: 'string', values: ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'], help: 'pino log level' },
@@ -228,6 +232,10 @@ export function resolveOptions(argv: string[]): Options {
   }
   if (opts.securePort === 0 && opts.port === 0) throw new OptionsError('flags --secure-port and --port are both 0: nothing to serve')
   serviceRangesOf(opts)
+  if (opts.advertiseAddress !== '') {
+    const n = ipv4Number(opts.advertiseAddress)
+    if (n === undefined || n === 0 || n >>> 24 === 127) throw new OptionsError(`invalid value "${opts.advertiseAddress}" for flag --advertise-address: must be an IPv4 address that is not loopback or unspecified`)
+  }
   return opts
 }
 

@@ -107,6 +107,7 @@ t.test('service ranges: kube-apiserver\'s defaults, and bad values name the flag
     [['--service-cluster-ip-range', '10.0.0.0/24,fd00::/112'], 'invalid value "10.0.0.0/24,fd00::/112" for flag --service-cluster-ip-range: this server allocates from one IPv4 range; dual-stack ranges are not supported'],
     [['--service-node-port-range', '32767-30000'], 'invalid value "32767-30000" for flag --service-node-port-range: end port cannot be less than start port: 32767-30000'],
     [['--service-node-port-range', '30000-70000'], 'invalid value "30000-70000" for flag --service-node-port-range: the port range cannot be greater than 65535: 30000-70000'],
+    [['--advertise-address', '127.0.0.1'], 'invalid value "127.0.0.1" for flag --advertise-address: must be an IPv4 address that is not loopback or unspecified'],
     [['--service-node-port-range', 'high'], 'invalid value "high" for flag --service-node-port-range: strconv.Atoi: parsing "high": invalid syntax'],
   ]
   for (const [argv, message] of cases) {

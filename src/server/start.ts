@@ -29,6 +29,8 @@ import { shardOf } from '../machinery/sharding.js'
 import { allocationBuffers, fillAllocationMaps, type ServiceAllocationData } from '../pipeline/service-allocation.js'
 import { envOptions, objectsDbOptions, prefixEnd, recordObject, typePrefix } from '../machinery/storage-format.js'
 import { open as openLmdb } from 'lmdb'
+import { ipv4String } from '../machinery/service-ranges.js'
+import { advertiseAddress } from '../controllers/kubernetes-service.js'
 
 
 export interface Server {
@@ -245,7 +247,9 @@ export async function start(options: Options, log: Logger): Promise<Server> {
   Atomics.store(new Int32Array(state), STATE_BOOTSTRAPPED, 1)
   // The default roles and bindings (auto-reconciled on every start while RBAC is on), before the server reports ready.
   if (opts.authorizationMode.includes('RBAC')) await reconcileRbacDefaults(client, log.child({ hook: 'rbac/bootstrap-roles' }))
-  const controllers: Controllers = await startControllers(client, log, { signingKey: saKeys.signing, caPem })
+  const apiService = { clusterIP: ipv4String(serviceRanges.ip.base), port: httpsPort || httpPort, address: opts.advertiseAddress || advertiseAddress(opts.bindAddress) }
+  if (apiService.address === undefined) log.warn({ bindAddress: opts.bindAddress }, 'no address to advertise (the bind address is loopback and no other interface has an IPv4 address): default/kubernetes gets no endpoints; set --advertise-address')
+  const controllers: Controllers = await startControllers(client, log, { signingKey: saKeys.signing, caPem, apiService })
   Atomics.store(new Int32Array(state), STATE_RBAC_BOOTSTRAPPED, 1)
   controllers.startBackground()
 

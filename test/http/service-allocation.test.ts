@@ -1,4 +1,4 @@
-// Black-box: services get cluster IPs and node ports as kube-apiserver allocates them (--service-cluster-ip-range,
+// Black-box: the API server's own Service default/kubernetes (with its Endpoints and EndpointSlice); services get cluster IPs and node ports as kube-apiserver allocates them (--service-cluster-ip-range,
 // --service-node-port-range): on create (explicit values checked, dry runs keep nothing, a failed create gives back
 // what it took), on update (immutable cluster IP, type changes take and free), on delete (also through a namespace's
 // deletion and a finalizer's removal), across restarts, and atomically across two front-end threads. kubectl's
@@ -16,7 +16,7 @@ type Obj = Record<string, any>
 let s: TestServer
 const home = mkdtempSync(join(tmpdir(), 'orch-svc-kubectl-home-'))
 
-t.before(async () => { s = await startServer({ secure: true, args: ['--frontends', '2'] }) })
+t.before(async () => { s = await startServer({ secure: true, args: ['--frontends', '2', '--advertise-address', '192.0.2.10'] }) })
 t.teardown(async () => {
   await s?.stop()
   rmSync(home, { recursive: true, force: true })
@@ -48,6 +48,37 @@ function internalStatus(message: string): Obj {
 }
 
 const lastOctet = (ip: string): number => Number(ip.split('.')[3])
+
+t.test('the API server keeps default/kubernetes: the first address, 443 to its port, endpoints at its advertised address', async (t) => {
+  const k = await s.request('GET', `${SVCS}/kubernetes`)
+  t.equal(k.status, 200)
+  t.same(k.json.metadata.labels, { component: 'apiserver', provider: 'kubernetes' })
+  t.same([k.json.spec.type, k.json.spec.clusterIP, k.json.spec.clusterIPs, k.json.spec.ports], ['ClusterIP', '10.0.0.1', ['10.0.0.1'], [{ name: 'https', protocol: 'TCP', port: 443, targetPort: s.securePort }]])
+  const ep = await s.request('GET', '/api/v1/namespaces/default/endpoints/kubernetes')
+  t.same(ep.json.metadata.labels, { 'endpointslice.orch.io/skip-mirror': 'true' })
+  t.same(ep.json.subsets, [{ addresses: [{ ip: '192.0.2.10' }], ports: [{ name: 'https', port: s.securePort, protocol: 'TCP' }] }])
+  const es = await s.request('GET', '/apis/discovery.orch.io/v1/namespaces/default/endpointslices/kubernetes')
+  t.same(es.json.metadata.labels, { 'orch.io/service-name': 'kubernetes' })
+  t.same([es.json.addressType, es.json.endpoints, es.json.ports], ['IPv4', [{ addresses: ['192.0.2.10'], conditions: { ready: true } }], [{ name: 'https', protocol: 'TCP', port: s.securePort }]])
+  // Deleted or changed: put back (with its address again).
+  t.equal((await s.request('DELETE', `${SVCS}/kubernetes`)).status, 200)
+  t.ok(await eventually(async () => (await s.request('GET', `${SVCS}/kubernetes`)).json?.metadata?.uid !== undefined), 'made again')
+  const again = await s.request('GET', `${SVCS}/kubernetes`)
+  t.not(again.json.metadata.uid, k.json.metadata.uid)
+  t.equal(again.json.spec.clusterIP, '10.0.0.1')
+  let r = await s.request('PATCH', `${SVCS}/kubernetes`, { spec: { ports: [{ name: 'https', port: 8443, targetPort: 1 }] } }, { 'content-type': 'application/merge-patch+json' })
+  t.equal(r.status, 200, r.text)
+  t.ok(await eventually(async () => (await s.request('GET', `${SVCS}/kubernetes`)).json.spec.ports[0].port === 443), 'ports put back')
+  r = await s.request('PATCH', '/api/v1/namespaces/default/endpoints/kubernetes', { subsets: [] }, { 'content-type': 'application/merge-patch+json' })
+  t.equal(r.status, 200, r.text)
+  t.ok(await eventually(async () => (await s.request('GET', '/api/v1/namespaces/default/endpoints/kubernetes')).json.subsets?.[0]?.addresses?.[0]?.ip === '192.0.2.10'), 'endpoints put back')
+  t.equal((await s.request('DELETE', '/apis/discovery.orch.io/v1/namespaces/default/endpointslices/kubernetes')).status, 200)
+  t.ok(await eventually(async () => (await s.request('GET', '/apis/discovery.orch.io/v1/namespaces/default/endpointslices/kubernetes')).status === 200), 'slice made again')
+  // Nothing is rewritten while it is as it should be.
+  const rv = (await s.request('GET', '/api/v1/namespaces/default/endpoints/kubernetes')).json.metadata.resourceVersion
+  await new Promise((res) => setTimeout(res, 500))
+  t.equal((await s.request('GET', '/api/v1/namespaces/default/endpoints/kubernetes')).json.metadata.resourceVersion, rv)
+})
 
 t.test('a ClusterIP service gets an address of the dynamic band, its clusterIPs and IP family fields', async (t) => {
   const o = await create(svc('plain', { selector: { app: 'a' }, ports: [{ port: 80 }] }))
@@ -268,6 +299,8 @@ t.test('kubectl: create service nodeport, expose a deployment, get svc', async (
   r = await k(['expose', 'deployment', 'web', '--port=80', '--target-port=80'])
   t.equal(r.code, 0, r.stderr)
   t.match(r.stdout, 'service/web exposed')
+  r = await k(['get', 'svc', 'kubernetes'])
+  t.match(r.stdout.trim().split('\n')[1], /^kubernetes\s+ClusterIP\s+10\.0\.0\.1\s+<none>\s+443\/TCP\s+\d+s$/)
   r = await k(['get', 'svc', 'web', '-o', 'wide'])
   t.match(r.stdout.trim().split('\n')[1], /^web\s+ClusterIP\s+10\.0\.0\.\d+\s+<none>\s+80\/TCP\s+\d+s\s+app=web$/)
   r = await k(['create', 'service', 'clusterip', 'kh', '--clusterip=None'])
