@@ -1,6 +1,7 @@
 // The Options type, its defaults, the flag table and resolveOptions (flag parsing and validation).
 import os from 'node:os'
 import { parseFeatureGates, FeatureGateError, type FeatureGates } from './machinery/feature-gates.js'
+import { ipv4Number, parseNodePortRange, parseServiceIPRange, DEFAULT_SERVICE_CLUSTER_IP_RANGE, DEFAULT_SERVICE_NODE_PORT_RANGE } from './machinery/service-ranges.js'
 
 export interface Options {
   bindAddress: string
@@ -41,6 +42,12 @@ export interface Options {
   upstreamAliases: boolean
   /** warnings of --feature-gates (deprecated or GA gates), logged at start */
   featureGateWarnings: string[]
+  /** the address the Endpoints of default/kubernetes name ('' = the bind address, or a host interface's when that is loopback or unspecified) */
+  advertiseAddress: string
+  /** the IPv4 CIDR services' cluster IPs are allocated from */
+  serviceClusterIpRange: string
+  /** the ports NodePort and LoadBalancer services' node ports are allocated from */
+  serviceNodePortRange: string
 }
 
 const cores = os.availableParallelism()
@@ -76,6 +83,9 @@ export const defaultOptions: Readonly<Options> = Object.freeze({
   featureGates: parseFeatureGates('').gates,
   upstreamAliases: true,
   featureGateWarnings: [],
+  advertiseAddress: '',
+  serviceClusterIpRange: DEFAULT_SERVICE_CLUSTER_IP_RANGE,
+  serviceNodePortRange: DEFAULT_SERVICE_NODE_PORT_RANGE,
 })
 
 type FlagType = 'string' | 'port' | 'int' | 'bool' | 'duration' | 'list' | 'address' | 'gates'
@@ -112,6 +122,9 @@ export const flags: Record<string, Flag> = {
   'min-request-timeout': { option: 'minRequestTimeout', type: 'int', min: 1, help: 'watch timeout lower bound in seconds (randomized up to twice this)' },
   'upstream-aliases': { option: 'upstreamAliases', type: 'bool', help: 'serve /apis/<name>.k8s.io/... as the <name>.orch.io group, so typed stock clients work' },
   'feature-gates': { option: 'featureGates', type: 'gates', help: 'Name=true|false pairs, comma-separated (APIResponseCompression, CBORServingAndStorage, ...)' },
+  'advertise-address': { option: 'advertiseAddress', type: 'address', help: 'IPv4 address the Endpoints of the Service default/kubernetes name (default: the bind address, or a host interface\'s when that is loopback or unspecified)' },
+  'service-cluster-ip-range': { option: 'serviceClusterIpRange', type: 'string', help: 'IPv4 CIDR that services\' cluster IPs are allocated from (its first address is the API server\'s own Service\'s); mask /12 to /29' },
+  'service-node-port-range': { option: 'serviceNodePortRange', type: 'string', help: 'ports that NodePort and LoadBalancer services\' node ports are allocated from: low-high, low+count, or one port' },
   'log-level': { option: 'logLevel', type: 'string', values: ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'], help: 'pino log level' },
 }
 
@@ -218,5 +231,21 @@ export function resolveOptions(argv: string[]): Options {
     throw new OptionsError('flags --tls-cert-file and --tls-private-key-file must be given together')
   }
   if (opts.securePort === 0 && opts.port === 0) throw new OptionsError('flags --secure-port and --port are both 0: nothing to serve')
+  serviceRangesOf(opts)
+  if (opts.advertiseAddress !== '') {
+    const n = ipv4Number(opts.advertiseAddress)
+    if (n === undefined || n === 0 || n >>> 24 === 127) throw new OptionsError(`invalid value "${opts.advertiseAddress}" for flag --advertise-address: must be an IPv4 address that is not loopback or unspecified`)
+  }
   return opts
+}
+
+/** The two service ranges of the options, checked; an error names the flag (start() asks again for callers that skip resolveOptions). */
+export function serviceRangesOf(opts: Pick<Options, 'serviceClusterIpRange' | 'serviceNodePortRange'>): { ip: ReturnType<typeof parseServiceIPRange>; ports: ReturnType<typeof parseNodePortRange> } {
+  const check = <T>(flag: string, raw: string, parse: (v: string) => T): T => {
+    try { return parse(raw) } catch (err) { throw new OptionsError(`invalid value "${raw}" for flag --${flag}: ${(err as Error).message}`) }
+  }
+  return {
+    ip: check('service-cluster-ip-range', opts.serviceClusterIpRange ?? '', parseServiceIPRange),
+    ports: check('service-node-port-range', opts.serviceNodePortRange ?? '', parseNodePortRange),
+  }
 }

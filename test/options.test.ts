@@ -92,3 +92,28 @@ t.test('durations', async (t) => {
   t.throws(() => parseDuration('1d'))
   t.throws(() => parseDuration(''))
 })
+
+t.test('service ranges: kube-apiserver\'s defaults, and bad values name the flag', async (t) => {
+  const o = resolveOptions([])
+  t.equal(o.serviceClusterIpRange, '10.0.0.0/24')
+  t.equal(o.serviceNodePortRange, '30000-32767')
+  const r = resolveOptions(['--service-cluster-ip-range', '10.96.0.0/12', '--service-node-port-range=30000+99'])
+  t.same([r.serviceClusterIpRange, r.serviceNodePortRange], ['10.96.0.0/12', '30000+99'])
+  const cases: Array<[string[], string]> = [
+    [['--service-cluster-ip-range', '10.0.0.0/11'], 'invalid value "10.0.0.0/11" for flag --service-cluster-ip-range: specified --service-cluster-ip-range is too large; for 32-bit addresses, the mask must be >= 12'],
+    [['--service-cluster-ip-range', '10.0.0.0/30'], 'invalid value "10.0.0.0/30" for flag --service-cluster-ip-range: the service cluster IP range must be at least 8 IP addresses'],
+    [['--service-cluster-ip-range', '10.0.0/24'], 'invalid value "10.0.0/24" for flag --service-cluster-ip-range: service-cluster-ip-range[0] is not a valid cidr'],
+    [['--service-cluster-ip-range', 'fd00::/112'], 'invalid value "fd00::/112" for flag --service-cluster-ip-range: this server allocates from one IPv4 range; IPv6 ranges are not supported'],
+    [['--service-cluster-ip-range', '10.0.0.0/24,fd00::/112'], 'invalid value "10.0.0.0/24,fd00::/112" for flag --service-cluster-ip-range: this server allocates from one IPv4 range; dual-stack ranges are not supported'],
+    [['--service-node-port-range', '32767-30000'], 'invalid value "32767-30000" for flag --service-node-port-range: end port cannot be less than start port: 32767-30000'],
+    [['--service-node-port-range', '30000-70000'], 'invalid value "30000-70000" for flag --service-node-port-range: the port range cannot be greater than 65535: 30000-70000'],
+    [['--advertise-address', '127.0.0.1'], 'invalid value "127.0.0.1" for flag --advertise-address: must be an IPv4 address that is not loopback or unspecified'],
+    [['--service-node-port-range', 'high'], 'invalid value "high" for flag --service-node-port-range: strconv.Atoi: parsing "high": invalid syntax'],
+  ]
+  for (const [argv, message] of cases) {
+    let caught: unknown
+    try { resolveOptions(argv) } catch (err) { caught = err }
+    t.ok(caught instanceof OptionsError, argv.join(' '))
+    t.equal((caught as Error | undefined)?.message, message)
+  }
+})

@@ -9,6 +9,7 @@ import { ServiceAccountsController } from './service-accounts.js'
 import { RootCaPublisher } from './root-ca-publisher.js'
 import { DisruptionController } from './disruption.js'
 import { ResourceQuotaController } from './resource-quota.js'
+import { KubernetesServiceController, type ApiServiceTarget } from './kubernetes-service.js'
 import type { SigningKey } from '../auth/service-account.js'
 
 export interface Controllers {
@@ -22,6 +23,8 @@ export interface ControllerDeps {
   signingKey: SigningKey
   /** The cluster CA (PEM) put into legacy token secrets and each namespace's root CA ConfigMap; '' when unknown. */
   caPem: string
+  /** The API server's own Service default/kubernetes and where its endpoints point. */
+  apiService: ApiServiceTarget
 }
 
 /**
@@ -46,10 +49,11 @@ export async function startControllers(client: InternalClient, log: Logger, deps
   void accounts.start()
   void rootCa?.start()
   void disruption.start()
-  await agg.start()
+  const apiService = new KubernetesServiceController(client, log.child({ controller: 'kubernetes-service' }), deps.apiService)
+  await Promise.all([agg.start(), apiService.start()])
   let gcStarted = false
   return {
     startBackground() { if (!gcStarted) { gcStarted = true; void gc.start() } },
-    stop() { ns.stop(); gc.stop(); agg.stop(); tokens.stop(); accounts.stop(); rootCa?.stop(); disruption.stop(); quota.stop() },
+    stop() { ns.stop(); gc.stop(); agg.stop(); tokens.stop(); accounts.stop(); rootCa?.stop(); disruption.stop(); quota.stop(); apiService.stop() },
   }
 }

@@ -17,6 +17,7 @@ import { dropNulls, type SchemaSet } from '../registry/schema.js'
 import { fillZeroValues, type Obj, type ResolvedDefinition } from '../registry/define.js'
 import type { RequestContext } from './context.js'
 import { admitMutating } from '../admission/chain.js'
+import { allocates, allocateCreate, allocateUpdate } from './service-allocation.js'
 
 let schemas: SchemaSet
 
@@ -322,6 +323,8 @@ export function admitCreate(ctx: RequestContext, def: ResolvedDefinition, o: Obj
   track?.(o)
   // Mutating admission after the writer's fields are tracked: what it sets belongs to no manager, as upstream.
   admitMutating(ctx, def, 'CREATE', o)
+  // upstream's BeginCreate: a service's cluster IP and node ports, before its checks (settled by the write).
+  if (allocates(def)) ctx.allocation = allocateCreate(ctx, o)
   def.strategy.prepareForCreate?.(o, ctx.user)
   // The status the create starts with (`{}` and the counters upstream always prints), owned by no one.
   if (def.zeroStatus !== undefined) fillZeroValues(o, def.zeroStatus)
@@ -403,6 +406,8 @@ export function admitUpdate(ctx: RequestContext, def: ResolvedDefinition, o: Obj
     def.strategy.default?.(o)
     if (def.zeroSpec !== undefined) fillZeroValues(o, def.zeroSpec)
     admitMutating(ctx, def, 'UPDATE', o, old)
+    // upstream's BeginUpdate (before the strategy's PrepareForUpdate), settled by the write.
+    if (allocates(def)) ctx.allocation = allocateUpdate(ctx, o, old)
     def.strategy.prepareForUpdate?.(o, old)
     // Normally the stored status, which has them; an object stored without them gets them here.
     if (def.zeroStatus !== undefined) fillZeroValues(o, def.zeroStatus)

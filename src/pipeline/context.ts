@@ -2,6 +2,7 @@
 import type { Logger } from 'pino'
 import type { RequestInfo } from '../server/request-info.js'
 import type { ResolvedDefinition } from '../registry/define.js'
+import type { Allocation } from './service-allocation.js'
 
 export interface UserInfo { username: string; uid: string; groups: string[]; extra?: Record<string, string[]> }
 
@@ -66,6 +67,8 @@ export class RequestContext {
   onAbort: (() => void) | undefined
   /** Keys the body repeats (field validation reports them). */
   duplicateFields: string[] | undefined
+  /** What a service write took from the shared allocation maps, until the write is settled (settleAllocation). */
+  allocation: Allocation | undefined
 
   constructor(method: string, url: string, query: URLSearchParams, headers: Record<string, string>, info: RequestInfo, root: Logger, reqId = '') {
     this.method = method
@@ -97,6 +100,7 @@ export class RequestContext {
     this.aborted = false
     this.onAbort = undefined
     this.duplicateFields = undefined
+    this.allocation = undefined
   }
 
   /** The request's child logger, made on first use (most requests log nothing but their access line). */

@@ -11,6 +11,7 @@ import { store, registry, gr, shardOfDef, keyFor, objectResponse, valueResponse,
 import { PUBLIC_NAMESPACE, SYSTEM_NAMESPACE } from '../auth/rbac-defaults.js'
 import { parseSelectors, matches, listResponse, collectionPage } from './read.js'
 import { MAX_UPDATE_ATTEMPTS, sendAtOnce } from './write.js'
+import { allocates, releaseService } from './service-allocation.js'
 
 const GRACEFUL_RESOURCES = new Set(['/pods'])
 
@@ -257,7 +258,11 @@ export async function deleteOne(ctx: RequestContext, def: ResolvedDefinition, na
       if (!r.ok && r.reason === 'conflict') continue
       if (!r.ok && r.reason === 'notfound') return { status: 200, json: withRv(json, curRv), removed: true }
     }
-    if (r.ok) return { status: 200, json: withRv(json, r.rv), removed: plan !== 'mark' }
+    if (r.ok) {
+      // upstream's AfterDelete of a service: once it is gone, what it held goes back.
+      if (plan !== 'mark' && allocates(def)) releaseService(o)
+      return { status: 200, json: withRv(json, r.rv), removed: plan !== 'mark' }
+    }
     if (r.reason === 'conflict') continue
     if (r.reason === 'notfound') throw notFound(gr(def), name)
     throw internal(r.message ?? r.reason)

@@ -12,6 +12,7 @@ import { loadDefinitions } from '../registry/schema.js'
 import { store, registry, gr, shardOfDef, keyFor, objectResponse, withRv, isDryRun, parseRv, parseStored } from './dispatch.js'
 import type { ShardReply } from '../../actors/shard/messages.js'
 import { cloneJson, sameJsonText } from '../machinery/json-tree.js'
+import { allocates, removalOf, settleAllocation } from './service-allocation.js'
 
 const MAX_CREATE_ATTEMPTS = 8
 export const MAX_UPDATE_ATTEMPTS = 16
@@ -78,22 +79,29 @@ export async function create(ctx: RequestContext, def: ResolvedDefinition, opts:
     let obj: Obj | undefined = attempt === 0 ? body! : structuredClone(body!)
     if (!generated) body = undefined
     if (generated) delete obj.metadata.name
-    admitCreate(ctx, def, obj, now, opts.tracked === true ? undefined : (o) => { o.metadata.managedFields = trackFields(ctx, def, undefined, o, 'main', now).metadata.managedFields })
-    const admitted = admitPlugins(ctx, def, 'CREATE', obj)
-    if (admitted) await admitted
-    const name = obj.metadata.name as string
-    const a = sendCreate(ctx, def, obj, name, dry)
-    obj = undefined
-    if (!('sent' in a)) return a
-    const t0 = performance.now()
-    const r = await a.sent
-    storageTime(ctx, t0)
-    if (r.ok) return objectResponse(ctx, 201, withRv(a.json, r.rv))
-    if (r.reason === 'exists') {
-      if (generated && attempt < MAX_CREATE_ATTEMPTS) continue
-      throw alreadyExists(gr(def), name, generated)
+    // What a service took (admitCreate) goes back unless the object is stored.
+    try {
+      admitCreate(ctx, def, obj, now, opts.tracked === true ? undefined : (o) => { o.metadata.managedFields = trackFields(ctx, def, undefined, o, 'main', now).metadata.managedFields })
+      const admitted = admitPlugins(ctx, def, 'CREATE', obj)
+      if (admitted) await admitted
+      const name = obj.metadata.name as string
+      const a = sendCreate(ctx, def, obj, name, dry)
+      obj = undefined
+      if (!('sent' in a)) { settleAllocation(ctx, false); return a }
+      const t0 = performance.now()
+      const r = await a.sent
+      storageTime(ctx, t0)
+      settleAllocation(ctx, r.ok)
+      if (r.ok) return objectResponse(ctx, 201, withRv(a.json, r.rv))
+      if (r.reason === 'exists') {
+        if (generated && attempt < MAX_CREATE_ATTEMPTS) continue
+        throw alreadyExists(gr(def), name, generated)
+      }
+      throw internal(r.message ?? r.reason)
+    } catch (err) {
+      settleAllocation(ctx, false)
+      throw err
     }
-    throw internal(r.message ?? r.reason)
   }
 }
 
@@ -209,7 +217,12 @@ function sendUpdate(ctx: RequestContext, def: ResolvedDefinition, target: Update
   if (dry) return objectResponse(ctx, 200, withRv(json, curRv))
   const attrs = JSON.stringify(attrsOf(def, o))
   const shard = shardOfDef(def)
-  return { sent: readyToRemove(o, now) ? store.remove(shard, key, curRv, attrs, json, sendAtOnce(ctx)) : store.put(shard, key, curRv, attrs, json, sendAtOnce(ctx)), json }
+  if (readyToRemove(o, now)) {
+    // A service removed by its last finalizer gives back what it held (upstream's AfterDelete of an update).
+    if (allocates(def)) ctx.allocation = removalOf(ctx.allocation, old)
+    return { sent: store.remove(shard, key, curRv, attrs, json, sendAtOnce(ctx)), json }
+  }
+  return { sent: store.put(shard, key, curRv, attrs, json, sendAtOnce(ctx)), json }
 }
 
 /**
@@ -231,19 +244,26 @@ export async function guaranteedUpdate(ctx: RequestContext, def: ResolvedDefinit
     if (!rec) throw notFound(gr(def), name)
     const curRv = recordRv(rec)
     if (clientRv !== 0 && clientRv !== curRv) throw conflict(gr(def), name)
-    const a0 = attemptUpdate(ctx, def, target, key, rec, curRv, mutate, copyOld, dry, opts.plugins !== false)
-    const a = a0 instanceof Promise ? await a0 : a0
-    if (!('sent' in a)) return a
-    const t0 = performance.now()
-    const r = await a.sent
-    storageTime(ctx, t0)
-    if (r.ok) return objectResponse(ctx, 200, withRv(a.json, r.rv))
-    if (r.reason === 'notfound') throw notFound(gr(def), name)
-    if (r.reason === 'conflict') {
-      if (clientRv !== 0) throw conflict(gr(def), name)
-      continue
+    // What a service update took (admitUpdate) goes back unless the write is stored; what it frees goes back once it is.
+    try {
+      const a0 = attemptUpdate(ctx, def, target, key, rec, curRv, mutate, copyOld, dry, opts.plugins !== false)
+      const a = a0 instanceof Promise ? await a0 : a0
+      if (!('sent' in a)) { settleAllocation(ctx, false); return a }
+      const t0 = performance.now()
+      const r = await a.sent
+      storageTime(ctx, t0)
+      settleAllocation(ctx, r.ok)
+      if (r.ok) return objectResponse(ctx, 200, withRv(a.json, r.rv))
+      if (r.reason === 'notfound') throw notFound(gr(def), name)
+      if (r.reason === 'conflict') {
+        if (clientRv !== 0) throw conflict(gr(def), name)
+        continue
+      }
+      throw internal(r.message ?? r.reason)
+    } catch (err) {
+      settleAllocation(ctx, false)
+      throw err
     }
-    throw internal(r.message ?? r.reason)
   }
   throw conflict(gr(def), name)
 }

@@ -20,6 +20,7 @@ import { writeStatusDirect } from '../pipeline/write.js'
 import { configureReviews } from '../pipeline/reviews.js'
 import { parseSigningKeyPem, parseVerificationKeysPem } from '../auth/service-account.js'
 import { configureWatchStreams, watchCounts } from './watch.js'
+import { configureServiceAllocation, type ServiceAllocationData } from '../pipeline/service-allocation.js'
 
 /** What every thread needs of the service-account keys and flags (PEM text: key objects are made in each thread). */
 export interface ServiceAccountData {
@@ -44,6 +45,8 @@ export interface ThreadData {
   authzVersions: SharedArrayBuffer
   tokens: Array<[string, UserInfo]>
   serviceAccounts: ServiceAccountData
+  /** The ranges and shared allocation maps of service cluster IPs and node ports (one pair per process). */
+  serviceAllocation: ServiceAllocationData
 }
 
 export interface FrontendData extends ThreadData {
@@ -75,6 +78,7 @@ export function setupPipeline(data: ThreadData, log: Logger, router: (p: Pipelin
   configureAuthorization(authz)
   configureAdmission(new SchemaSet())
   configureDispatch(store, registry)
+  configureServiceAllocation(registry.byGroupResource('', 'services'), data.serviceAllocation)
   configureEncode({ cbor: data.options.featureGates.CBORServingAndStorage, gzip: data.options.featureGates.APIResponseCompression })
   configurePatch({ cbor: data.options.featureGates.CBORServingAndStorage })
   configurePipeline(registry, router(p), data.options.upstreamAliases)

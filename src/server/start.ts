@@ -8,7 +8,7 @@ import v8 from 'node:v8'
 import { Piscina } from 'piscina'
 import type { Logger } from 'pino'
 import type { Options } from '../options.js'
-import { OptionsError } from '../options.js'
+import { OptionsError, serviceRangesOf } from '../options.js'
 import { ensurePki, ensureAdminToken, writeAdminKubeconfig } from '../bootstrap/pki.js'
 import { readTokenFile } from '../auth/token-file.js'
 import { loadServiceAccountKeys, type ServiceAccountKeys } from '../auth/service-account.js'
@@ -26,6 +26,11 @@ import { reconcileRbacDefaults } from '../bootstrap/rbac.js'
 import { ensureSystemPriorityClasses } from '../bootstrap/priority-classes.js'
 import { Registry } from '../registry/index.js'
 import { shardOf } from '../machinery/sharding.js'
+import { allocationBuffers, fillAllocationMaps, type ServiceAllocationData } from '../pipeline/service-allocation.js'
+import { envOptions, objectsDbOptions, prefixEnd, recordObject, typePrefix } from '../machinery/storage-format.js'
+import { open as openLmdb } from 'lmdb'
+import { ipv4String } from '../machinery/service-ranges.js'
+import { advertiseAddress } from '../controllers/kubernetes-service.js'
 
 
 export interface Server {
@@ -77,6 +82,16 @@ function probePort(host: string, port: number, flag: string): Promise<number> {
   })
 }
 
+/** Every stored service, read from its shard's environment (the main thread, before the front-ends start). */
+function* storedServices(dataDir: string, shard: number): Generator<Record<string, any>> {
+  const root = openLmdb(envOptions(`${dataDir}/shard-${shard}`))
+  const objects = root.openDB<Buffer, string>('objects', objectsDbOptions())
+  const prefix = typePrefix('', 'services')
+  for (const { value } of objects.getRange({ start: prefix, end: prefixEnd(prefix) })) {
+    yield JSON.parse(recordObject(value as Buffer).toString('utf8')) as Record<string, any>
+  }
+}
+
 function checkShardCount(dataDir: string, shards: number): void {
   const f = `${dataDir}/cluster.json`
   if (existsSync(f)) {
@@ -97,6 +112,7 @@ export async function start(options: Options, log: Logger): Promise<Server> {
   const opts: Options = { ...options, dataDir }
   mkdirSync(dataDir, { recursive: true })
   checkShardCount(dataDir, opts.shards)
+  const serviceRanges = serviceRangesOf(opts)
 
   const httpsPort = opts.securePort > 0 ? await probePort(opts.bindAddress, opts.securePort, 'secure-port') : 0
   const httpPort = opts.port > 0 ? await probePort(opts.bindAddress, opts.port, 'port') : 0
@@ -187,6 +203,15 @@ export async function start(options: Options, log: Logger): Promise<Server> {
     await flowPool.run({ op: 'source', dataDir, ports: flowShardPorts }, { transferList: flowShardPorts })
   }
 
+  // The allocation maps of service cluster IPs and node ports, filled from the stored services before anything serves.
+  const serviceAllocation: ServiceAllocationData = {
+    ipRange: serviceRanges.ip.cidr, portRange: serviceRanges.ports.text, ...allocationBuffers(serviceRanges.ip, serviceRanges.ports),
+  }
+  const filled = fillAllocationMaps(serviceAllocation, storedServices(dataDir, shardOf('', 'services', opts.shards)))
+  log.info({ services: filled.services, serviceClusterIpRange: serviceRanges.ip.cidr, serviceNodePortRange: serviceRanges.ports.text }, 'service cluster IPs and node ports loaded')
+  if (filled.conflicts.length > 0) log.warn({ held: filled.conflicts }, 'service addresses or node ports held by more than one service (or the first address, reserved for default/kubernetes)')
+  if (filled.outside.length > 0) log.warn({ outside: filled.outside }, 'services hold addresses or node ports outside the configured ranges')
+
   const tokenList = [...tokens.entries()]
   const frontends: Worker[] = []
   const listening: Promise<void>[] = []
@@ -194,7 +219,7 @@ export async function start(options: Options, log: Logger): Promise<Server> {
     const shardPorts = await Promise.all(shardPools.map((p) => connect(p, `frontend-${i}`)))
     const authzPort = await connect(authzPool, `frontend-${i}`)
     const flowPort = await connect(flowPool, `frontend-${i}`)
-    const data: FrontendData = { index: i, options: opts, counters, seats, rejected, state, heartbeats, shardPorts, authzPort, authzVersions, flowPort, tokens: tokenList, serviceAccounts, httpPort, httpsPort, tls }
+    const data: FrontendData = { index: i, options: opts, counters, seats, rejected, state, heartbeats, shardPorts, authzPort, authzVersions, flowPort, tokens: tokenList, serviceAccounts, serviceAllocation, httpPort, httpsPort, tls }
     const w = new Worker(new URL('src/server/frontend.js', distRoot), { workerData: data, transferList: [...shardPorts, authzPort, flowPort], resourceLimits: { maxYoungGenerationSizeMb: WORKER_YOUNG_GENERATION_MB } })
     frontends.push(w)
     listening.push(new Promise((resolve, reject) => {
@@ -212,7 +237,7 @@ export async function start(options: Options, log: Logger): Promise<Server> {
   // The main thread's own pipeline (same stages) for bootstrap objects and controllers.
   const mainShardPorts = await Promise.all(shardPools.map((p) => connect(p, 'main')))
   const mainAuthz = await connect(authzPool, 'main')
-  const client = new InternalClient({ options: opts, counters, seats, rejected, state, heartbeats, shardPorts: mainShardPorts, authzPort: mainAuthz, authzVersions, tokens: tokenList, serviceAccounts, loopbackToken }, log)
+  const client = new InternalClient({ options: opts, counters, seats, rejected, state, heartbeats, shardPorts: mainShardPorts, authzPort: mainAuthz, authzVersions, tokens: tokenList, serviceAccounts, serviceAllocation, loopbackToken }, log)
   await client.bootstrapNamespaces(['default', 'orch-system', 'orch-public', 'orch-node-lease'])
   // The built-in PriorityClasses (system-node-critical, system-cluster-critical), before the server is ready.
   await ensureSystemPriorityClasses(client, log.child({ hook: 'scheduling/bootstrap-system-priority-classes' }))
@@ -222,7 +247,9 @@ export async function start(options: Options, log: Logger): Promise<Server> {
   Atomics.store(new Int32Array(state), STATE_BOOTSTRAPPED, 1)
   // The default roles and bindings (auto-reconciled on every start while RBAC is on), before the server reports ready.
   if (opts.authorizationMode.includes('RBAC')) await reconcileRbacDefaults(client, log.child({ hook: 'rbac/bootstrap-roles' }))
-  const controllers: Controllers = await startControllers(client, log, { signingKey: saKeys.signing, caPem })
+  const apiService = { clusterIP: ipv4String(serviceRanges.ip.base), port: httpsPort || httpPort, address: opts.advertiseAddress || advertiseAddress(opts.bindAddress) }
+  if (apiService.address === undefined) log.warn({ bindAddress: opts.bindAddress }, 'no address to advertise (the bind address is loopback and no other interface has an IPv4 address): default/kubernetes gets no endpoints; set --advertise-address')
+  const controllers: Controllers = await startControllers(client, log, { signingKey: saKeys.signing, caPem, apiService })
   Atomics.store(new Int32Array(state), STATE_RBAC_BOOTSTRAPPED, 1)
   controllers.startBackground()
 

@@ -65,9 +65,11 @@ t.test('services select on spec.type and spec.clusterIP', async (t) => {
     return (l.json.items ?? []).map((i: any) => i.metadata.name).sort()
   }
   t.same(await names('spec.type=ExternalName'), ['ext'])
-  t.same(await names('spec.type=ClusterIP'), ['headless', 'plain'])
+  // default/kubernetes is the API server's own Service.
+  t.same(await names('spec.type=ClusterIP'), ['headless', 'kubernetes', 'plain'])
   t.same(await names('spec.clusterIP=None'), ['headless'])
-  t.same(await names('spec.clusterIP!=None,spec.type=ClusterIP'), ['plain'])
+  t.same(await names('spec.clusterIP!=None,spec.type=ClusterIP'), ['kubernetes', 'plain'])
+  t.same(await names('spec.clusterIP=10.0.0.1'), ['kubernetes'])
 })
 
 t.test('nodes and namespaces know no metadata.namespace field; kinds without fields of their own do', async (t) => {
