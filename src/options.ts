@@ -48,6 +48,8 @@ export interface Options {
   serviceClusterIpRange: string
   /** the ports NodePort and LoadBalancer services' node ports are allocated from */
   serviceNodePortRange: string
+  /** the built-in controllers to run, as kube-controller-manager's --controllers: `*`, `name`, `-name` */
+  controllers: string[]
 }
 
 const cores = os.availableParallelism()
@@ -86,7 +88,25 @@ export const defaultOptions: Readonly<Options> = Object.freeze({
   advertiseAddress: '',
   serviceClusterIpRange: DEFAULT_SERVICE_CLUSTER_IP_RANGE,
   serviceNodePortRange: DEFAULT_SERVICE_NODE_PORT_RANGE,
+  controllers: ['*'],
 })
+
+/**
+ * The built-in controllers under kube-controller-manager's names (its names before 1.28 are taken too), and whether
+ * each runs when `--controllers` says only `*`.
+ */
+export const CONTROLLERS: ReadonlyArray<{ name: string; alias: string; byDefault: boolean }> = [
+  { name: 'namespace-controller', alias: 'namespace', byDefault: true },
+  { name: 'garbage-collector-controller', alias: 'garbagecollector', byDefault: true },
+  { name: 'clusterrole-aggregation-controller', alias: 'clusterrole-aggregation', byDefault: true },
+  { name: 'serviceaccount-token-controller', alias: 'serviceaccount-token', byDefault: true },
+  { name: 'serviceaccount-controller', alias: 'serviceaccount', byDefault: true },
+  { name: 'root-ca-certificate-publisher-controller', alias: 'root-ca-cert-publisher', byDefault: true },
+  { name: 'disruption-controller', alias: 'disruption', byDefault: true },
+  { name: 'resourcequota-controller', alias: 'resourcequota', byDefault: true },
+  { name: 'token-cleaner-controller', alias: 'tokencleaner', byDefault: false },
+  { name: 'bootstrap-signer-controller', alias: 'bootstrapsigner', byDefault: false },
+]
 
 type FlagType = 'string' | 'port' | 'int' | 'bool' | 'duration' | 'list' | 'address' | 'gates'
 
@@ -125,6 +145,7 @@ export const flags: Record<string, Flag> = {
   'advertise-address': { option: 'advertiseAddress', type: 'address', help: 'IPv4 address the Endpoints of the Service default/kubernetes name (default: the bind address, or a host interface\'s when that is loopback or unspecified)' },
   'service-cluster-ip-range': { option: 'serviceClusterIpRange', type: 'string', help: 'IPv4 CIDR that services\' cluster IPs are allocated from (its first address is the API server\'s own Service\'s); mask /12 to /29' },
   'service-node-port-range': { option: 'serviceNodePortRange', type: 'string', help: 'ports that NodePort and LoadBalancer services\' node ports are allocated from: low-high, low+count, or one port' },
+  controllers: { option: 'controllers', type: 'list', help: `built-in controllers to run: '*' (those on by default), 'name' (on), '-name' (off); names: ${CONTROLLERS.map((c) => c.name + (c.byDefault ? '' : ' (off by default)')).join(', ')}` },
   'log-level': { option: 'logLevel', type: 'string', values: ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'], help: 'pino log level' },
 }
 
@@ -232,11 +253,32 @@ export function resolveOptions(argv: string[]): Options {
   }
   if (opts.securePort === 0 && opts.port === 0) throw new OptionsError('flags --secure-port and --port are both 0: nothing to serve')
   serviceRangesOf(opts)
+  enabledControllers(opts.controllers)
   if (opts.advertiseAddress !== '') {
     const n = ipv4Number(opts.advertiseAddress)
     if (n === undefined || n === 0 || n >>> 24 === 127) throw new OptionsError(`invalid value "${opts.advertiseAddress}" for flag --advertise-address: must be an IPv4 address that is not loopback or unspecified`)
   }
   return opts
+}
+
+/** The controllers `--controllers` runs (their names): an error names the flag and the unknown name. */
+export function enabledControllers(list: readonly string[]): Set<string> {
+  const canonical = (n: string): string => {
+    const c = CONTROLLERS.find((x) => x.name === n || x.alias === n)
+    if (!c) throw new OptionsError(`invalid value "${list.join(',')}" for flag --controllers: "${n}" is not a known controller`)
+    return c.name
+  }
+  const on = new Set<string>()
+  const off = new Set<string>()
+  let star = false
+  for (const item of list) {
+    if (item === '*') star = true
+    else if (item.startsWith('-')) off.add(canonical(item.slice(1)))
+    else on.add(canonical(item))
+  }
+  const out = new Set<string>()
+  for (const c of CONTROLLERS) if (!off.has(c.name) && (on.has(c.name) || (star && c.byDefault))) out.add(c.name)
+  return out
 }
 
 /** The two service ranges of the options, checked; an error names the flag (start() asks again for callers that skip resolveOptions). */

@@ -1,5 +1,5 @@
 import t from 'tap'
-import { resolveOptions, OptionsError, parseDuration, defaultOptions } from '../src/options.js'
+import { resolveOptions, OptionsError, parseDuration, defaultOptions, enabledControllers } from '../src/options.js'
 
 t.test('defaults', async (t) => {
   const o = resolveOptions([])
@@ -67,6 +67,7 @@ t.test('errors name the flag', async (t) => {
     [['--tls-cert-file', 'a.pem'], /--tls-cert-file and --tls-private-key-file must be given together/],
     [['--secure-port', '0', '--port', '0'], /nothing to serve/],
     [['stray'], /unexpected argument "stray"/],
+    [['--controllers', '*,-nope'], /--controllers: "nope" is not a known controller/],
   ]
   for (const [argv, re] of cases) {
     let caught: unknown
@@ -116,4 +117,16 @@ t.test('service ranges: kube-apiserver\'s defaults, and bad values name the flag
     t.ok(caught instanceof OptionsError, argv.join(' '))
     t.equal((caught as Error | undefined)?.message, message)
   }
+})
+
+t.test('--controllers: *, names and -names, in either spelling', async (t) => {
+  const all = enabledControllers(resolveOptions([]).controllers)
+  t.ok(all.has('disruption-controller') && all.has('namespace-controller'), 'on by default')
+  t.notOk(all.has('token-cleaner-controller') || all.has('bootstrap-signer-controller'), 'the bootstrap token controllers are off by default')
+  const some = enabledControllers(resolveOptions(['--controllers=*,tokencleaner,-disruption']).controllers)
+  t.ok(some.has('token-cleaner-controller'))
+  t.notOk(some.has('disruption-controller'))
+  t.ok(some.has('garbage-collector-controller'))
+  const only = enabledControllers(['namespace-controller', 'bootstrapsigner'])
+  t.same([...only].sort(), ['bootstrap-signer-controller', 'namespace-controller'], 'without * only what is named')
 })

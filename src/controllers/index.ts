@@ -10,7 +10,9 @@ import { RootCaPublisher } from './root-ca-publisher.js'
 import { DisruptionController } from './disruption.js'
 import { ResourceQuotaController } from './resource-quota.js'
 import { KubernetesServiceController, type ApiServiceTarget } from './kubernetes-service.js'
+import { TokenCleaner, BootstrapSigner } from './bootstrap-tokens.js'
 import type { SigningKey } from '../auth/service-account.js'
+import { enabledControllers } from '../options.js'
 
 export interface Controllers {
   /** Starts the controllers whose initial scan is proportional to the stored objects (after the server is ready). */
@@ -25,6 +27,8 @@ export interface ControllerDeps {
   caPem: string
   /** The API server's own Service default/kubernetes and where its endpoints point. */
   apiService: ApiServiceTarget
+  /** `--controllers`: which of the controllers run (the API server's own Service is kept whatever it says). */
+  controllers: readonly string[]
 }
 
 /**
@@ -34,26 +38,34 @@ export interface ControllerDeps {
  * (upstream runs it in the controller manager, outside the API server's readiness too).
  */
 export async function startControllers(client: InternalClient, log: Logger, deps: ControllerDeps): Promise<Controllers> {
-  const ns = new NamespaceController(client, log.child({ controller: 'namespace' }))
-  const gc = new GarbageCollector(client, log.child({ controller: 'garbage-collector' }))
-  const agg = new ClusterRoleAggregation(client, log.child({ controller: 'clusterrole-aggregation' }))
-  const tokens = new ServiceAccountTokens(client, log.child({ controller: 'serviceaccount-token' }), deps.signingKey, deps.caPem)
-  const accounts = new ServiceAccountsController(client, log.child({ controller: 'serviceaccount' }))
+  const enabled = enabledControllers(deps.controllers)
+  const running: Array<{ stop(): void }> = []
+  /** The controller when `--controllers` runs it (started unless told otherwise), else undefined. */
+  const make = <T extends { start(): Promise<void>; stop(): void }>(name: string, build: () => T, startNow = true): T | undefined => {
+    if (!enabled.has(name)) return undefined
+    const c = build()
+    running.push(c)
+    if (startNow) void c.start()
+    return c
+  }
+  const child = (controller: string) => log.child({ controller })
+  make('namespace-controller', () => new NamespaceController(client, child('namespace')))
+  make('resourcequota-controller', () => new ResourceQuotaController(client, child('resourcequota')))
+  make('serviceaccount-token-controller', () => new ServiceAccountTokens(client, child('serviceaccount-token'), deps.signingKey, deps.caPem))
+  make('serviceaccount-controller', () => new ServiceAccountsController(client, child('serviceaccount')))
   // Without a CA of our own (serving certificate files given, or no TLS port) there is nothing to publish.
-  const rootCa = deps.caPem ? new RootCaPublisher(client, log.child({ controller: 'root-ca-cert-publisher' }), deps.caPem) : undefined
-  const disruption = new DisruptionController(client, log.child({ controller: 'disruption' }))
-  const quota = new ResourceQuotaController(client, log.child({ controller: 'resourcequota' }))
-  void ns.start()
-  void quota.start()
-  void tokens.start()
-  void accounts.start()
-  void rootCa?.start()
-  void disruption.start()
-  const apiService = new KubernetesServiceController(client, log.child({ controller: 'kubernetes-service' }), deps.apiService)
-  await Promise.all([agg.start(), apiService.start()])
+  if (deps.caPem) make('root-ca-certificate-publisher-controller', () => new RootCaPublisher(client, child('root-ca-cert-publisher'), deps.caPem))
+  make('disruption-controller', () => new DisruptionController(client, child('disruption')))
+  make('token-cleaner-controller', () => new TokenCleaner(client, child('tokencleaner')))
+  make('bootstrap-signer-controller', () => new BootstrapSigner(client, child('bootstrapsigner')))
+  const gc = make('garbage-collector-controller', () => new GarbageCollector(client, child('garbage-collector')), false)
+  const agg = make('clusterrole-aggregation-controller', () => new ClusterRoleAggregation(client, child('clusterrole-aggregation')), false)
+  const apiService = new KubernetesServiceController(client, child('kubernetes-service'), deps.apiService)
+  running.push(apiService)
+  await Promise.all([agg?.start(), apiService.start()])
   let gcStarted = false
   return {
-    startBackground() { if (!gcStarted) { gcStarted = true; void gc.start() } },
-    stop() { ns.stop(); gc.stop(); agg.stop(); tokens.stop(); accounts.stop(); rootCa?.stop(); disruption.stop(); quota.stop(); apiService.stop() },
+    startBackground() { if (gc && !gcStarted) { gcStarted = true; void gc.start() } },
+    stop() { for (const c of running) c.stop() },
   }
 }

@@ -249,7 +249,7 @@ export async function start(options: Options, log: Logger): Promise<Server> {
   if (opts.authorizationMode.includes('RBAC')) await reconcileRbacDefaults(client, log.child({ hook: 'rbac/bootstrap-roles' }))
   const apiService = { clusterIP: ipv4String(serviceRanges.ip.base), port: httpsPort || httpPort, address: opts.advertiseAddress || advertiseAddress(opts.bindAddress) }
   if (apiService.address === undefined) log.warn({ bindAddress: opts.bindAddress }, 'no address to advertise (the bind address is loopback and no other interface has an IPv4 address): default/kubernetes gets no endpoints; set --advertise-address')
-  const controllers: Controllers = await startControllers(client, log, { signingKey: saKeys.signing, caPem, apiService })
+  const controllers: Controllers = await startControllers(client, log, { signingKey: saKeys.signing, caPem, apiService, controllers: opts.controllers })
   Atomics.store(new Int32Array(state), STATE_RBAC_BOOTSTRAPPED, 1)
   controllers.startBackground()
 

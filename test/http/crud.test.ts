@@ -5,7 +5,8 @@ import { startServer, type TestServer, type Reply } from '../helpers/server.js'
 
 let s: TestServer
 
-t.before(async () => { s = await startServer() })
+// No disruption controller: the PodDisruptionBudget case writes and reads status itself.
+t.before(async () => { s = await startServer({ args: ['--controllers=*,-disruption'] }) })
 t.teardown(async () => { await s?.stop() })
 
 type Obj = Record<string, any>

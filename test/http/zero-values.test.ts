@@ -12,7 +12,8 @@ let s: TestServer
 // A certificate request for CN=crud-test (the one test/http/create-rules.test.ts posts).
 const CSR_PEM_B64 = 'LS0tLS1CRUdJTiBDRVJUSUZJQ0FURSBSRVFVRVNULS0tLS0KTUlIUE1IWUNBUUF3RkRFU01CQUdBMVVFQXd3SlkzSjFaQzEwWlhOME1Ga3dFd1lIS29aSXpqMENBUVlJS29aSQp6ajBEQVFjRFFnQUVtaGhBTUt3b0dTUnVvK3h4WVNtN1ZONWVBdEoxcTQrYnh2cXlMeURrKzFqQWtyVmh3ekpMCkl2MlF0Q2drMVZKcUdDM1htY21zN0tnMWVxVm5yYVhKUHFBQU1Bb0dDQ3FHU000OUJBTUNBMGtBTUVZQ0lRRG4KR2pta3ErS1FjdXVRZk9wNjBxUlcwTk1vNnRYMjNDNkt1Ti9sTWVSaEl3SWhBT1lSSlp1RVBUeXNKa2VtaTVyVwp6b1J5SEd2YzJkelBQTGxKOFlWZ3preE0KLS0tLS1FTkQgQ0VSVElGSUNBVEUgUkVRVUVTVC0tLS0tCg=='
 
-t.before(async () => { s = await startServer() })
+// No disruption controller: the PodDisruptionBudget cases write status themselves.
+t.before(async () => { s = await startServer({ args: ['--controllers=*,-disruption'] }) })
 t.teardown(async () => { await s?.stop() })
 
 const NS = '/namespaces/default'
