@@ -10,7 +10,8 @@ const LR = `${NS}/limitranges`
 const PDB = '/apis/policy/v1/namespaces/default/poddisruptionbudgets'
 const MERGE = { 'content-type': 'application/merge-patch+json' }
 
-t.before(async () => { s = await startServer() })
+// No disruption controller: the PodDisruptionBudget cases write status themselves.
+t.before(async () => { s = await startServer({ args: ['--controllers=*,-disruption'] }) })
 t.teardown(async () => { await s?.stop() })
 
 type Cause = [field: string, message: string]
