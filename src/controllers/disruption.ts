@@ -125,29 +125,15 @@ export class DisruptionController extends QueueController {
     const shard = store.shardFor('', 'pods')
     const prefix = typePrefix('', 'pods', b.namespace)
     const epoch = b.epoch
-    let after: string | undefined
-    for (;;) {
-      store.snapshot(shard)
-      const txn = store.readTxn(shard)
-      let n = 0
-      try {
-        for (const e of store.rawRange(shard, prefix, after, txn)) {
-          after = e.key
-          const name = e.key.slice(prefix.length)
-          if (selectorMatches(b.selector, recordAttrs(e.rec).l ?? {})) {
-            if (!b.members.has(name)) b.members.set(name, undefined)
-          } else {
-            b.members.delete(name)
-          }
-          if (++n === SLICE) break
-        }
-      } finally {
-        txn.done()
+    const done = await this.scanInSlices(shard, prefix, (key, rec) => {
+      const name = key.slice(prefix.length)
+      if (selectorMatches(b.selector, recordAttrs(rec).l ?? {})) {
+        if (!b.members.has(name)) b.members.set(name, undefined)
+      } else {
+        b.members.delete(name)
       }
-      if (n < SLICE) break
-      await new Promise((r) => setImmediate(r))
-      if (this.stopped || b.epoch !== epoch || this.#budgets.get(b.key) !== b) return false
-    }
+    }, () => !this.stopped && b.epoch === epoch && this.#budgets.get(b.key) === b)
+    if (!done) return false
     b.scanned = true
     return true
   }

@@ -8,7 +8,6 @@ import { QueueController } from './queue.js'
 interface Node { def: ResolvedDefinition; key: string; owners: string[] }
 
 /** Records read per event-loop turn while the initial graph is built. */
-const SCAN_SLICE = 5000
 
 export class GarbageCollector extends QueueController {
   /** uid → object (only objects that have owners, or that are owners being deleted) */
@@ -36,29 +35,10 @@ export class GarbageCollector extends QueueController {
     // the main thread stays responsive with millions of objects. Raw reads: no copy of each record is made (a copy
     // of every stored object passing through malloc leaves the heap grown by a good part of the data's size).
     for (const def of registry.all) {
-      const shard = store.shardFor(def.group, def.resource)
-      const prefix = `${def.group}/${def.resource}/`
-      let after: string | undefined
-      for (;;) {
-        store.snapshot(shard)
-        const txn = store.readTxn(shard)
-        let n = 0
-        try {
-          for (const e of store.rawRange(shard, prefix, after, txn)) {
-            this.#observe(def, e.key, e.rec, false)
-            after = e.key
-            if (++n === SCAN_SLICE) break
-          }
-        } finally {
-          txn.done()
-        }
-        if (n < SCAN_SLICE) break
-        await new Promise((r) => setImmediate(r))
-        if (this.stopped) return
-      }
+      const done = await this.scanInSlices(store.shardFor(def.group, def.resource), `${def.group}/${def.resource}/`, (key, rec) => this.#observe(def, key, rec, false))
+      if (!done) return
     }
   }
-
 
   #observe(def: ResolvedDefinition, key: string, rec: Uint8Array, deleted: boolean): void {
     if (deleted) {

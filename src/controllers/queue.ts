@@ -47,6 +47,9 @@ export class WorkQueue {
   }
 }
 
+/** Records read per event-loop turn by a controller's scan of stored objects. */
+const SCAN_SLICE = 5000
+
 /** What every main-thread controller shares: its in-process client, a logger, one work queue and its subscriptions. */
 export abstract class QueueController {
   protected readonly client: InternalClient
@@ -79,6 +82,33 @@ export abstract class QueueController {
     store.snapshot(shard)
     for (const { key, value } of store.range(shard, typePrefix('', 'namespaces', ''))) {
       if (!recordAttrs(value).d) this.queue.add(key.slice(key.lastIndexOf('/') + 1))
+    }
+  }
+
+  /**
+   * Visits every stored record under `prefix` (raw reads: no copy of a record is made), `SCAN_SLICE` per event-loop turn
+   * so that the main thread stays responsive with millions of objects. Between slices it goes on while `goOn()` holds
+   * (default: the controller is not stopped); false when it stopped early.
+   */
+  protected async scanInSlices(shard: number, prefix: string, visit: (key: string, rec: Uint8Array) => void, goOn: () => boolean = () => !this.stopped): Promise<boolean> {
+    const { store } = this.client.pipeline
+    let after: string | undefined
+    for (;;) {
+      store.snapshot(shard)
+      const txn = store.readTxn(shard)
+      let n = 0
+      try {
+        for (const e of store.rawRange(shard, prefix, after, txn)) {
+          after = e.key
+          visit(e.key, e.rec)
+          if (++n === SCAN_SLICE) break
+        }
+      } finally {
+        txn.done()
+      }
+      if (n < SCAN_SLICE) return true
+      await new Promise((r) => setImmediate(r))
+      if (!goOn()) return false
     }
   }
 
