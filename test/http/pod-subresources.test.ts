@@ -134,7 +134,8 @@ t.test('ephemeral containers are validated as upstream validates them', async (t
   r = await s.request('POST', PODS, { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'e3' }, spec: { containers: [{ name: 'c', image: 'i' }], ephemeralContainers: [{ name: 'd', image: 'i' }] } })
   t.equal(r.status, 422)
   t.equal(r.json.message, 'Pod "e3" is invalid: spec.ephemeralContainers: Forbidden: cannot be set on create')
-  await pod('mirror', { nodeName: 'n1' }, { annotations: { 'kubernetes.io/config.mirror': 'x' } })
+  // The mirror pod annotation in this brand (upstream kubernetes.io/config.mirror), as NodeRestriction reads it.
+  await pod('mirror', { nodeName: 'n1' }, { annotations: { 'orch.io/config.mirror': 'x' } })
   r = await s.request('PATCH', `${PODS}/mirror/ephemeralcontainers`, { spec: { ephemeralContainers: [{ name: 'd', image: 'i' }] } }, SMP)
   t.equal(r.status, 422)
   t.equal(r.json.message, 'Pod "mirror" is invalid: []: Forbidden: static pods do not support ephemeral containers')

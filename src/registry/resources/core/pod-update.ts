@@ -3,6 +3,7 @@
 // negative value), scheduling gates (only removed) and, while gates remain, nodeSelector additions and node affinity.
 // Everything else in spec is fixed once the pod exists.
 import { isDeepStrictEqual } from 'node:util'
+import { MIRROR_POD_ANNOTATION } from '../../../machinery/node-refs.js'
 import { fieldForbidden, fieldInvalid, fieldRequired, type FieldError } from '../../../machinery/errors.js'
 import type { Obj } from '../../define.js'
 
@@ -113,7 +114,6 @@ export function validatePodUpdate(o: Obj, old: Obj): FieldError[] {
   return errs
 }
 
-const MIRROR_POD = 'kubernetes.io/config.mirror'
 
 /**
  * An update through pods/ephemeralcontainers (upstream ValidatePodEphemeralContainersUpdate): the pod's spec must be
@@ -122,7 +122,7 @@ const MIRROR_POD = 'kubernetes.io/config.mirror'
  */
 export function validateEphemeralContainersUpdate(o: Obj, old: Obj, specErrors: FieldError[]): FieldError[] {
   const annotations = isMap(old.metadata?.annotations) ? old.metadata.annotations : {}
-  if (Object.prototype.hasOwnProperty.call(annotations, MIRROR_POD)) return [fieldForbidden('[]', 'static pods do not support ephemeral containers')]
+  if (Object.prototype.hasOwnProperty.call(annotations, MIRROR_POD_ANNOTATION)) return [fieldForbidden('[]', 'static pods do not support ephemeral containers')]
   const errs = [...specErrors]
   const next = new Map<string, Obj>()
   for (const c of arr(o.spec?.ephemeralContainers)) if (isMap(c) && typeof c.name === 'string') next.set(c.name, c)
