@@ -6,7 +6,8 @@ import type { AdmissionOperation } from './node-restriction.js'
 
 export const PLUGIN_NAME = 'LimitRanger'
 /** The annotation naming what the plugin set (upstream's key, which is not under `k8s.io`). */
-export const LIMIT_RANGER_ANNOTATION = 'kubernetes.io/limit-ranger'
+/** upstream's kubernetes.io/limit-ranger, in this brand (as kubernetes.io/config.mirror is orch.io/config.mirror). */
+export const LIMIT_RANGER_ANNOTATION = 'orch.io/limit-ranger'
 
 type Obj = Record<string, any>
 

@@ -1,5 +1,6 @@
 // What quota counts, and the check of one write against a namespace's quotas (upstream's quota evaluators and CheckRequest); shared by the ResourceQuota admission plugin and the quota controller.
 import { forbidden, type ApiError } from '../machinery/errors.js'
+import { volumeStorageClass } from '../registry/resources/_printers.js'
 import { compareQuantities, countQuantity, scaledValue, type Quantity } from '../machinery/quantity.js'
 import { isExtendedResource, isHugePages } from '../registry/resources/core/resource-names.js'
 import { podQOSClass } from '../registry/resources/core/pods.js'
@@ -290,13 +291,6 @@ class ServiceEvaluator implements Evaluator {
 /** `<class>` + this + `<resource>` names a claim resource by storage class (upstream's spelling and the brand's). */
 const CLASS_SUFFIXES = ['.storageclass.storage.k8s.io/', '.storageclass.storage.orch.io/']
 const CLAIM_RESOURCES = ['persistentvolumeclaims', 'requests.storage']
-const BETA_CLASS_ANNOTATION = 'volume.beta.kubernetes.io/storage-class'
-
-function claimClass(pvc: Obj): string {
-  const a = pvc.metadata?.annotations?.[BETA_CLASS_ANNOTATION]
-  if (typeof a === 'string') return a
-  return typeof pvc.spec?.storageClassName === 'string' ? pvc.spec.storageClassName : ''
-}
 
 /** A storage amount as whole bytes, rounded up (upstream's RoundUp(0) of claim requests). */
 function wholeBytes(q: Quantity): Quantity {
@@ -320,7 +314,7 @@ class ClaimEvaluator implements Evaluator {
   constraints(): undefined { return undefined }
   usage(pvc: Obj): ResourceList {
     const out: ResourceList = new Map([['persistentvolumeclaims', ONE], ['count/persistentvolumeclaims', ONE]])
-    const cls = claimClass(pvc)
+    const cls = volumeStorageClass(pvc)
     if (cls !== '') for (const s of CLASS_SUFFIXES) out.set(`${cls}${s}persistentvolumeclaims`, ONE)
     const requested = resourceList(pvc.spec?.resources?.requests).get('storage')
     if (requested === undefined) return out

@@ -58,3 +58,13 @@ t.test('checkRequest: zero amounts charge nothing; a quota already over its limi
   t.ok(Array.isArray(out), 'admitted')
   t.same(resourceMap((out as any)[0].used), { services: '2', 'services.loadbalancers': '1' })
 })
+
+t.test('claim usage by storage class: the beta annotation in either spelling wins over spec.storageClassName', async (t) => {
+  const claims = evaluatorFor('', 'persistentvolumeclaims')!
+  const claim = (annotations: Record<string, string>) => ({ metadata: { annotations }, spec: { storageClassName: 'plain', resources: { requests: { storage: '1Gi' } } } })
+  for (const key of ['volume.beta.orch.io/storage-class', 'volume.beta.kubernetes.io/storage-class']) {
+    const u = resourceMap(claims.usage(claim({ [key]: 'gold' }), NOW))
+    t.equal(u['gold.storageclass.storage.orch.io/requests.storage'] ?? u['gold.storageclass.storage.k8s.io/requests.storage'], '1Gi', key)
+    t.notOk(Object.keys(u).some((k) => k.startsWith('plain.')), `${key}: not counted under spec.storageClassName`)
+  }
+})

@@ -1,5 +1,5 @@
 // Black-box: the LimitRanger admission plugin. A namespace's LimitRanges fill container defaults on pod creates (and
-// say so in the kubernetes.io/limit-ranger annotation), and refuse pods and claims outside their min, max and ratios
+// say so in the orch.io/limit-ranger annotation), and refuse pods and claims outside their min, max and ratios
 // with upstream's 403 texts, as kubectl prints them.
 import t from 'tap'
 import { mkdtempSync, rmSync } from 'node:fs'
@@ -74,7 +74,7 @@ t.test('pod creates get the Container defaults, and the annotation says what was
   t.same(b.resources, { limits: { cpu: '500m', memory: '256Mi' }, requests: { cpu: '200m', memory: '128Mi' } })
   // The init container's memory request came from its limit (pod defaulting runs first).
   t.same(r.json.spec.initContainers[0].resources, { limits: { memory: '512Mi', cpu: '500m' }, requests: { memory: '512Mi', cpu: '100m' } })
-  t.equal(r.json.metadata.annotations?.['kubernetes.io/limit-ranger'],
+  t.equal(r.json.metadata.annotations?.['orch.io/limit-ranger'],
     'LimitRanger plugin set: cpu, memory request for container a; cpu, memory limit for container a; memory request for container b; cpu, memory limit for container b; cpu request for init container i; cpu limit for init container i')
   t.equal(r.json.status.qosClass, 'Burstable', 'the QoS class is computed from the defaulted pod')
 
@@ -164,5 +164,5 @@ t.test('kubectl prints the refusal', async (t) => {
   t.equal(ok.code, 0, ok.stderr)
   const got = await s.request('GET', '/api/v1/namespaces/lr-kubectl/pods/k-ok')
   t.same(got.json.spec.containers[0].resources, { limits: { cpu: '1' }, requests: { cpu: '1' } })
-  t.equal(got.json.metadata.annotations['kubernetes.io/limit-ranger'], 'LimitRanger plugin set: cpu request for container k-ok; cpu limit for container k-ok')
+  t.equal(got.json.metadata.annotations['orch.io/limit-ranger'], 'LimitRanger plugin set: cpu request for container k-ok; cpu limit for container k-ok')
 })
