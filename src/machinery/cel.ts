@@ -5,8 +5,13 @@ import { Environment } from '@marcbachmann/cel-js'
 /** The result an expression must have: a condition, a message, an audit annotation value, or anything (a variable). */
 export type CelResult = 'bool' | 'string' | 'string-or-null' | 'any'
 
-/** Which optional variables the expression may use (upstream OptionalVariableDeclarations, plus composition). */
-export interface CelDeclarations { params: boolean; authorizer: boolean; variables: boolean }
+/**
+ * Which optional variables the expression may use (upstream OptionalVariableDeclarations, plus composition).
+ * `variableTypes`: the policy's variables the expression may read, with their result types (upstream's composition
+ * declares each variable with the type it compiled to, and a variable sees only those before it); without it,
+ * `variables` is untyped.
+ */
+export interface CelDeclarations { params: boolean; authorizer: boolean; variables: boolean; variableTypes?: ReadonlyArray<readonly [string, string]> }
 
 /** The identifiers a type-checked expression is resolved against besides its variables: type names and function namespaces. */
 const TYPE_NAMES = new Set(['bool', 'int', 'uint', 'double', 'string', 'bytes', 'list', 'map', 'null_type', 'type', 'dyn', 'google', 'optional_type'])
@@ -17,14 +22,39 @@ const COMPREHENSIONS: Record<string, number> = { all: 2, exists: 2, exists_one: 
 const envs = new Map<string, Environment>()
 
 function environment(d: CelDeclarations): Environment {
-  const key = `${+d.params}${+d.authorizer}${+d.variables}`
+  const typed = d.variables && d.variableTypes !== undefined
+  const key = `${+d.params}${+d.authorizer}${+d.variables}${typed ? JSON.stringify(d.variableTypes) : ''}`
   let env = envs.get(key)
   if (env === undefined) {
     env = new Environment({ enableOptionalTypes: true, homogeneousAggregateLiterals: false })
-    for (const name of declaredNames(d)) env.registerVariable(name, 'dyn')
-    envs.set(key, env)
+    for (const name of declaredNames(d)) if (!(typed && name === 'variables')) env.registerVariable(name, 'dyn')
+    if (typed) registerVariables(env, d.variableTypes!)
+    // Typed declarations differ per policy: only the untyped environments are kept.
+    if (!typed) envs.set(key, env)
   }
   return env
+}
+
+/** `variables` as an object of the given fields; a type the library cannot declare is declared dyn. */
+function registerVariables(env: Environment, types: ReadonlyArray<readonly [string, string]>): void {
+  const schema: Record<string, string> = {}
+  for (const [name, type] of types) schema[name] = type
+  try {
+    env.registerVariable({ name: 'variables', schema })
+  } catch {
+    for (const name of Object.keys(schema)) schema[name] = 'dyn'
+    env.registerVariable({ name: 'variables', schema })
+  }
+}
+
+/** The result type of an expression that compiles (for a variable's declaration): the checker's, else dyn. */
+export function celResultType(expr: string, decls: CelDeclarations): string {
+  try {
+    const checked = environment(decls).check(expr) as { valid: boolean; type?: unknown }
+    return checked.valid && checked.type !== undefined ? String(checked.type) : 'dyn'
+  } catch {
+    return 'dyn'
+  }
 }
 
 function declaredNames(d: CelDeclarations): string[] {
@@ -115,10 +145,17 @@ export function celCompileProblem(expr: string, result: CelResult, decls: CelDec
   }
   const issues = undeclared(parsed.ast, new Set(declaredNames(decls)))
   if (issues.length > 0) return `compilation failed: ${issues.map((i) => display(expr, i)).join('\n')}`
+  let checked: { valid: boolean; type?: unknown; error?: { message?: string } }
+  try { checked = env.check(expr) as typeof checked } catch { return undefined }
+  if (!checked.valid) {
+    // A variable not declared before this expression (a later one, itself, or none): upstream's undefined field. Other
+    // check failures are not reported: the library lacks Kubernetes' CEL libraries.
+    const missing = decls.variableTypes !== undefined ? /^No such key: (\w+)/.exec(checked.error?.message ?? '')?.[1] : undefined
+    const at = missing !== undefined ? new RegExp(`\\bvariables\\s*\\.\\s*${missing}\\b`).exec(expr) : null
+    if (at !== null) return `compilation failed: ${display(expr, { pos: at.index + at[0].length - missing!.length - 1, message: `undefined field '${missing}'` })}`
+    return undefined
+  }
   if (result === 'any') return undefined
-  let checked: { valid: boolean; type?: unknown }
-  try { checked = env.check(expr) as { valid: boolean; type?: unknown } } catch { return undefined }
-  if (!checked.valid) return undefined
   const type = String(checked.type)
   const ok = result === 'string-or-null' ? type === 'string' || type === 'null' : type === result
   return ok ? undefined : RESULT_TEXT[result]

@@ -217,3 +217,25 @@ t.test('bindings: policyName, paramRef, validationActions, match resources', asy
     ['spec.matchResouces.excludeResourceRules[0].resources', 'Required value'],
   ])
 })
+
+t.test('variables: each sees only the variables before it, and is declared with the type it compiles to', async (t) => {
+  await refusedPolicy(t, 'var-order', {
+    matchConstraints: { resourceRules: rules },
+    variables: [
+      { name: 'a', expression: 'variables.b + 1' },
+      { name: 'b', expression: '1' },
+      { name: 'e', expression: 'variables.e' },
+    ],
+    validations: [{ expression: 'variables.b > 0' }],
+  }, [
+    ['spec.variables[0].expression', 'Invalid value: "variables.b + 1": compilation failed: ERROR: <input>:1:10: undefined field \'b\'\n | variables.b + 1\n | .........^'],
+    ['spec.variables[2].expression', 'Invalid value: "variables.e": compilation failed: ERROR: <input>:1:10: undefined field \'e\'\n | variables.e\n | .........^'],
+  ])
+  // A variable's result type carries: a bool variable is a condition, a string one a message.
+  const r = await s.request('POST', VAPS, policy('var-types', {
+    matchConstraints: { resourceRules: rules },
+    variables: [{ name: 'greeting', expression: "'hello'" }, { name: 'never', expression: '1 == 2' }, { name: 'shout', expression: "variables.greeting + '!'" }],
+    validations: [{ expression: 'variables.never', messageExpression: 'variables.shout' }],
+  }))
+  t.equal(r.status, 201, r.text)
+})

@@ -4,7 +4,7 @@ import type { Obj } from '../../define.js'
 import { defaultMatchResources, ruleErrors } from './validatingwebhookconfigurations.js'
 import { fieldDuplicate, fieldInvalid, fieldNotSupported, fieldRequired, goQuote, goStringSlice, GoValue, type FieldError } from '../../../machinery/errors.js'
 import { dns1035Label, dns1123Subdomain, pathSegmentName, qualifiedName, validateLabelSelector } from '../../../machinery/validation.js'
-import { celCompileProblem, type CelDeclarations, type CelResult } from '../../../machinery/cel.js'
+import { celCompileProblem, celResultType, type CelDeclarations, type CelResult } from '../../../machinery/cel.js'
 import { isDeepStrictEqual } from 'node:util'
 import { ageColumn, nameColumn } from '../_printers.js'
 
@@ -124,6 +124,8 @@ function validatePolicy(o: Obj, old?: Obj): FieldError[] {
     })
   }
   const varNames = new Set<string>()
+  // Each variable is declared with the type it compiles to, and an expression sees only the variables before it.
+  const varTypes: Array<[string, string]> = []
   variables.forEach((x, i) => {
     const v = isObj(x) ? x : {}
     const f = `spec.variables[${i}]`
@@ -137,7 +139,12 @@ function validatePolicy(o: Obj, old?: Obj): FieldError[] {
     }
     const expr = str(v.expression)
     if (expr.trim() === '') errs.push(fieldRequired(`${f}.expression`, 'expression is not specified'))
-    else errs.push(...celCause(`${f}.expression`, expr, 'any', { params: hasParams, authorizer: true, variables: true }))
+    else {
+      const decls = { params: hasParams, authorizer: true, variables: true, variableTypes: [...varTypes] }
+      const problem = celCause(`${f}.expression`, expr, 'any', decls)
+      errs.push(...problem)
+      if (n.trim() !== '') varTypes.push([n, problem.length === 0 ? celResultType(expr, decls) : 'dyn'])
+    }
   })
   const validations = list(spec.validations)
   const annotations = list(spec.auditAnnotations)
@@ -151,10 +158,10 @@ function validatePolicy(o: Obj, old?: Obj): FieldError[] {
     const f = `spec.validations[${i}]`
     const expr = str(v.expression)
     if (expr.trim() === '') errs.push(fieldRequired(`${f}.expression`, 'expression is not specified'))
-    else errs.push(...celCause(`${f}.expression`, expr, 'bool', { params: hasParams, authorizer: true, variables: hasVariables }))
+    else errs.push(...celCause(`${f}.expression`, expr, 'bool', { params: hasParams, authorizer: true, variables: hasVariables, variableTypes: varTypes }))
     const me = str(v.messageExpression)
     if (me.length > 0 && me.trim() === '') errs.push(fieldInvalid(`${f}.messageExpression`, me, 'must be non-empty if specified'))
-    else if (me.trim() !== '') errs.push(...celCause(`${f}.messageExpression`, me, 'string', { params: hasParams, authorizer: false, variables: hasVariables }))
+    else if (me.trim() !== '') errs.push(...celCause(`${f}.messageExpression`, me, 'string', { params: hasParams, authorizer: false, variables: hasVariables, variableTypes: varTypes }))
     const msg = str(v.message)
     if (msg.length > 0 && msg.trim() === '') errs.push(fieldInvalid(`${f}.message`, msg, 'message must be non-empty if specified'))
     else if (hasNewlines(msg.trim())) errs.push(fieldInvalid(`${f}.message`, msg, 'message must not contain line breaks'))
@@ -174,7 +181,7 @@ function validatePolicy(o: Obj, old?: Obj): FieldError[] {
     const trimmed = ve.trim()
     if (trimmed === '') errs.push(fieldRequired(`${f}.valueExpression`, 'valueExpression is not specified'))
     else if (Buffer.byteLength(trimmed) > MAX_VALUE_EXPRESSION) errs.push(fieldRequired(`${f}.valueExpression`, `must not exceed ${MAX_VALUE_EXPRESSION} bytes in length`))
-    else errs.push(...celCause(`${f}.valueExpression`, trimmed, 'string-or-null', { params: hasParams, authorizer: true, variables: hasVariables }, ve))
+    else errs.push(...celCause(`${f}.valueExpression`, trimmed, 'string-or-null', { params: hasParams, authorizer: true, variables: hasVariables, variableTypes: varTypes }, ve))
     if (keys.has(key)) errs.push(fieldDuplicate(`${f}.key`, key))
     keys.add(key)
   })
