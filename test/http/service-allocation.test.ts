@@ -130,6 +130,8 @@ t.test('an explicit cluster IP: in range and free, else upstream\'s 422', async 
   t.same([p.spec.ipFamilyPolicy, p.spec.ipFamilies, p.spec.clusterIPs.length], ['PreferDualStack', ['IPv4'], 1], 'PreferDualStack gets the one family there is')
 })
 
+// Explicit node ports and addresses in this file come from the static bands (30000-30085, 10.0.0.1-10.0.0.16), which
+// dynamic allocation leaves alone while the upper bands have room: a random pick can never take them first.
 t.test('NodePort: a node port per port, explicit ones checked', async (t) => {
   const o = await create(svc('np', { type: 'NodePort', ports: [{ name: 'a', port: 80 }, { name: 'b', port: 81 }, { name: 'c', port: 80, protocol: 'UDP' }] }))
   const [a, b, c] = o.spec.ports.map((p: Obj) => p.nodePort)
@@ -138,16 +140,16 @@ t.test('NodePort: a node port per port, explicit ones checked', async (t) => {
   t.not(a, b)
   t.equal(c, a, 'ports of one number share their node port (upstream initNodePorts)')
   t.match(o.spec.clusterIP, /^10\.0\.0\./)
-  const e = await create(svc('np-explicit', { type: 'NodePort', ports: [{ port: 80, nodePort: 30500 }] }))
-  t.equal(e.spec.ports[0].nodePort, 30500)
-  let r = await s.request('POST', SVCS, svc('np2', { type: 'NodePort', ports: [{ port: 80, nodePort: 30500 }] }))
-  t.same(r.json, invalidStatus('np2', [['spec.ports[0].nodePort', 'Invalid value: 30500: provided port is already allocated']]))
+  const e = await create(svc('np-explicit', { type: 'NodePort', ports: [{ port: 80, nodePort: 30010 }] }))
+  t.equal(e.spec.ports[0].nodePort, 30010)
+  let r = await s.request('POST', SVCS, svc('np2', { type: 'NodePort', ports: [{ port: 80, nodePort: 30010 }] }))
+  t.same(r.json, invalidStatus('np2', [['spec.ports[0].nodePort', 'Invalid value: 30010: provided port is already allocated']]))
   r = await s.request('POST', SVCS, svc('np2', { type: 'NodePort', ports: [{ port: 80, nodePort: 29999 }] }))
   t.same(r.json, invalidStatus('np2', [['spec.ports[0].nodePort', 'Invalid value: 29999: provided port is not in the valid range. The range of valid ports is 30000-32767']]))
-  r = await s.request('POST', SVCS, svc('np2', { ports: [{ port: 80, nodePort: 30600 }] }))
+  r = await s.request('POST', SVCS, svc('np2', { ports: [{ port: 80, nodePort: 30011 }] }))
   t.equal(r.json.message, 'Service "np2" is invalid: spec.ports[0].nodePort: Forbidden: may not be used when `type` is \'ClusterIP\'')
-  // The failed creates gave back their addresses and ports: 30600 was never taken.
-  await create(svc('np3', { type: 'NodePort', ports: [{ port: 80, nodePort: 30600 }] }))
+  // The failed creates gave back their addresses and ports: 30011 was never taken.
+  await create(svc('np3', { type: 'NodePort', ports: [{ port: 80, nodePort: 30011 }] }))
 })
 
 t.test('LoadBalancer: node ports unless allocateLoadBalancerNodePorts=false; a health-check port for Local', async (t) => {
@@ -173,33 +175,33 @@ t.test('dry run: checked and shown as upstream\'s dry-run allocators do, nothing
   t.equal(r.json.spec.clusterIP, '10.0.0.0', 'the range\'s network address stands for the address a create would get')
   t.same(r.json.spec.ports.map((p: Obj) => p.nodePort), [32769, 32770])
   t.equal((await s.request('GET', `${SVCS}/dry`)).status, 404)
-  r = await s.request('POST', `${SVCS}?dryRun=All`, svc('dry', { clusterIP: '10.0.0.20', type: 'NodePort', ports: [{ port: 80, nodePort: 30700 }] }))
-  t.same([r.status, r.json.spec.clusterIP, r.json.spec.ports[0].nodePort], [201, '10.0.0.20', 30700])
-  await create(svc('after-dry', { clusterIP: '10.0.0.20', type: 'NodePort', ports: [{ port: 80, nodePort: 30700 }] }))
-  r = await s.request('POST', `${SVCS}?dryRun=All`, svc('dry', { type: 'NodePort', ports: [{ port: 80, nodePort: 30700 }] }))
-  t.same(r.json, invalidStatus('dry', [['spec.ports[0].nodePort', 'Invalid value: 30700: provided port is already allocated']]), 'a taken port is refused in a dry run too')
+  r = await s.request('POST', `${SVCS}?dryRun=All`, svc('dry', { clusterIP: '10.0.0.8', type: 'NodePort', ports: [{ port: 80, nodePort: 30012 }] }))
+  t.same([r.status, r.json.spec.clusterIP, r.json.spec.ports[0].nodePort], [201, '10.0.0.8', 30012])
+  await create(svc('after-dry', { clusterIP: '10.0.0.8', type: 'NodePort', ports: [{ port: 80, nodePort: 30012 }] }))
+  r = await s.request('POST', `${SVCS}?dryRun=All`, svc('dry', { type: 'NodePort', ports: [{ port: 80, nodePort: 30012 }] }))
+  t.same(r.json, invalidStatus('dry', [['spec.ports[0].nodePort', 'Invalid value: 30012: provided port is already allocated']]), 'a taken port is refused in a dry run too')
   r = await s.request('POST', `${SVCS}?dryRun=All`, svc('dry', { clusterIP: '10.9.0.1', ports: [{ port: 80 }] }))
   t.equal(r.status, 422, 'an address out of range is refused in a dry run too')
   // A dry-run delete keeps the address.
   r = await s.request('DELETE', `${SVCS}/after-dry?dryRun=All`)
   t.equal(r.status, 200)
-  r = await s.request('POST', SVCS, svc('after-dry2', { clusterIP: '10.0.0.20', ports: [{ port: 80 }] }))
+  r = await s.request('POST', SVCS, svc('after-dry2', { clusterIP: '10.0.0.8', ports: [{ port: 80 }] }))
   t.equal(r.status, 422)
 })
 
 t.test('a create that fails after allocating gives back what it took', async (t) => {
   // Allocation runs before validation (upstream's BeginCreate); the invalid sessionAffinity fails the create after it.
-  let r = await s.request('POST', SVCS, svc('bad', { clusterIP: '10.0.0.11', type: 'NodePort', sessionAffinity: 'Sticky', ports: [{ port: 80, nodePort: 30800 }] }))
+  let r = await s.request('POST', SVCS, svc('bad', { clusterIP: '10.0.0.11', type: 'NodePort', sessionAffinity: 'Sticky', ports: [{ port: 80, nodePort: 30013 }] }))
   t.equal(r.status, 422)
   t.match(r.json.message, 'spec.sessionAffinity: Unsupported value: "Sticky"')
   r = await s.request('POST', SVCS, svc('taken', { clusterIP: '10.0.0.12', ports: [{ port: 80 }] }))
   t.equal(r.status, 201)
   r = await s.request('POST', SVCS, svc('taken2', { clusterIP: '10.0.0.12', ports: [{ port: 80 }] }))
   t.equal(r.status, 422, 'a stored service holds its address')
-  r = await s.request('POST', SVCS, svc('taken', { clusterIP: '10.0.0.13', type: 'NodePort', ports: [{ port: 80, nodePort: 30801 }] }))
+  r = await s.request('POST', SVCS, svc('taken', { clusterIP: '10.0.0.13', type: 'NodePort', ports: [{ port: 80, nodePort: 30014 }] }))
   t.equal(r.status, 409, 'a name that exists fails at the store')
-  await create(svc('good', { clusterIP: '10.0.0.11', type: 'NodePort', ports: [{ port: 80, nodePort: 30800 }] }))
-  await create(svc('good2', { clusterIP: '10.0.0.13', type: 'NodePort', ports: [{ port: 80, nodePort: 30801 }] }))
+  await create(svc('good', { clusterIP: '10.0.0.11', type: 'NodePort', ports: [{ port: 80, nodePort: 30013 }] }))
+  await create(svc('good2', { clusterIP: '10.0.0.13', type: 'NodePort', ports: [{ port: 80, nodePort: 30014 }] }))
 })
 
 t.test('update: the cluster IP is immutable; a resubmitted manifest keeps what was allocated', async (t) => {
@@ -256,17 +258,17 @@ t.test('update: type changes take and free addresses and node ports', async (t) 
   t.not(r.json.spec.clusterIP, ip)
   t.same(r.json.spec.ipFamilies, ['IPv4'])
   // An update that fails validation gives back the node port it took.
-  r = await s.request('PATCH', `${SVCS}/morph`, { spec: { type: 'NodePort', sessionAffinity: 'Sticky', ports: [{ port: 80, nodePort: 30900 }] } }, merge)
+  r = await s.request('PATCH', `${SVCS}/morph`, { spec: { type: 'NodePort', sessionAffinity: 'Sticky', ports: [{ port: 80, nodePort: 30015 }] } }, merge)
   t.equal(r.status, 422)
-  await create(svc('takes-30900', { type: 'NodePort', ports: [{ port: 80, nodePort: 30900 }] }))
+  await create(svc('takes-30015', { type: 'NodePort', ports: [{ port: 80, nodePort: 30015 }] }))
 })
 
 t.test('delete frees, also when a finalizer goes last and when the namespace goes', async (t) => {
-  await create(svc('gone', { clusterIP: '10.0.0.15', type: 'NodePort', ports: [{ port: 80, nodePort: 31000 }] }))
+  await create(svc('gone', { clusterIP: '10.0.0.15', type: 'NodePort', ports: [{ port: 80, nodePort: 30016 }] }))
   let r = await s.request('DELETE', `${SVCS}/gone`)
   t.equal(r.status, 200)
   t.equal(r.json.kind, 'Service', 'a service delete answers with the object')
-  await create(svc('gone-again', { clusterIP: '10.0.0.15', type: 'NodePort', ports: [{ port: 80, nodePort: 31000 }] }))
+  await create(svc('gone-again', { clusterIP: '10.0.0.15', type: 'NodePort', ports: [{ port: 80, nodePort: 30016 }] }))
   // Held by a finalizer: the delete marks it, the address stays taken until the finalizer goes.
   await create({ ...svc('held', { clusterIP: '10.0.0.16', ports: [{ port: 80 }] }), metadata: { name: 'held', finalizers: ['example.com/hold'] } })
   r = await s.request('DELETE', `${SVCS}/held`)
@@ -279,10 +281,10 @@ t.test('delete frees, also when a finalizer goes last and when the namespace goe
   await create(svc('wants-16', { clusterIP: '10.0.0.16', ports: [{ port: 80 }] }))
   // A namespace's deletion deletes its services: their addresses and ports come back.
   t.equal((await s.request('POST', '/api/v1/namespaces', { metadata: { name: 'svc-ns' } })).status, 201)
-  await create(svc('in-ns', { clusterIP: '10.0.0.2', type: 'NodePort', ports: [{ port: 80, nodePort: 31001 }] }), s, '/api/v1/namespaces/svc-ns/services')
+  await create(svc('in-ns', { clusterIP: '10.0.0.2', type: 'NodePort', ports: [{ port: 80, nodePort: 30017 }] }), s, '/api/v1/namespaces/svc-ns/services')
   t.equal((await s.request('DELETE', '/api/v1/namespaces/svc-ns')).status, 200)
   t.ok(await eventually(async () => (await s.request('GET', '/api/v1/namespaces/svc-ns')).status === 404, 30_000), 'the namespace is gone')
-  await create(svc('after-ns', { clusterIP: '10.0.0.2', type: 'NodePort', ports: [{ port: 80, nodePort: 31001 }] }))
+  await create(svc('after-ns', { clusterIP: '10.0.0.2', type: 'NodePort', ports: [{ port: 80, nodePort: 30017 }] }))
 })
 
 t.test('kubectl: create service nodeport, expose a deployment, get svc', async (t) => {
