@@ -19,7 +19,6 @@ import { guaranteedUpdate, trackFieldsBy } from './write.js'
 import { store, registry, shardOfDef, keyFor, isDryRun, parseStored, valueResponse } from './dispatch.js'
 import type { RequestContext, Response } from './context.js'
 
-const EVICTION_GR = { group: '', resource: 'pods/eviction' }
 const PODS_GR = { group: '', resource: 'pods' }
 /** The resource upstream's conflicts of the condition update name (`Pod`, as it spells it there). */
 const POD_KIND_GR = { group: '', resource: 'Pod' }
@@ -50,7 +49,8 @@ function budgetExhausted(pdb: Obj): ApiError {
 
 export async function evictPod(ctx: RequestContext, podDef: ResolvedDefinition): Promise<Response> {
   const i = ctx.info
-  if (i.verb !== 'create') throw methodNotAllowed(i.verb || ctx.method, EVICTION_GR)
+  // Only POST has a route (the eviction storage only creates): any other method is upstream's route-level 405.
+  if (i.verb !== 'create') throw methodNotAllowed()
   // The CreateOptions' dryRun is checked first, as upstream's handler does.
   isDryRun(ctx)
   const eviction = decodeEviction(ctx)

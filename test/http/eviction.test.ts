@@ -109,8 +109,11 @@ t.test('discovery lists pods/eviction as policy/v1 Eviction, create only; other 
   t.same(r.json.resources.find((x: Obj) => x.name === 'pods/eviction'), { name: 'pods/eviction', singularName: '', namespaced: true, group: 'policy', version: 'v1', kind: 'Eviction', verbs: ['create'] })
   await namespace('ev-verbs')
   await pod('ev-verbs', 'p')
-  const g = await s.request('GET', `${podPath('ev-verbs', 'p')}/eviction`)
-  t.equal(g.status, 405, g.text)
+  for (const method of ['GET', 'PUT', 'DELETE']) {
+    const g = await s.request(method, `${podPath('ev-verbs', 'p')}/eviction`, method === 'PUT' ? eviction('p') : undefined)
+    t.equal(g.status, 405, g.text)
+    t.same(g.json, { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message: 'the server does not allow this method on the requested resource', reason: 'MethodNotAllowed', details: {}, code: 405 }, `${method}: upstream's route-level 405`)
+  }
 })
 
 t.test('the controller computes the status: an integer minAvailable counts the matching pods', async (t) => {
