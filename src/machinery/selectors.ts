@@ -11,88 +11,142 @@ export type LabelSelector = LabelRequirement[]
 
 export class SelectorError extends Error {}
 
-function isKeyChar(c: string): boolean { return /[A-Za-z0-9._\-/]/.test(c) }
+// ---- label selectors: upstream's lexer and parser (apimachinery labels), so errors name the tokens it names ----
 
-/** Parses the string form of a label selector; throws SelectorError with upstream-like text on bad input. */
-export function parseLabelSelector(s: string): LabelSelector {
-  const reqs: LabelSelector = []
+type Tok = 'end' | 'id' | 'in' | 'notin' | '(' | ')' | ',' | '!' | '=' | '==' | '!=' | '>' | '<'
+const SPECIAL = new Set(['=', '!', '(', ')', ',', '>', '<'])
+const SYMBOLS = new Set<string>(['(', ')', ',', '!', '=', '==', '!=', '>', '<'])
+const isSpace = (c: string): boolean => c === ' ' || c === '\t' || c === '\r' || c === '\n'
+
+/** The selector's tokens with their literal text; `in` and `notin` are keywords, everything else not special is an identifier. */
+function tokenize(s: string): Array<[Tok, string]> {
+  const out: Array<[Tok, string]> = []
   let i = 0
-  const n = s.length
-  const ws = () => { while (i < n && s[i] === ' ') i++ }
-  const ident = (): string => {
-    ws()
+  while (i < s.length) {
+    const c = s[i]!
+    if (isSpace(c)) { i++; continue }
+    if (SPECIAL.has(c)) {
+      // The longest run of special characters that is a symbol ("!=", "=="), as upstream's scanner reads them.
+      let sym = c
+      if (i + 1 < s.length && SYMBOLS.has(c + s[i + 1])) sym = c + s[i + 1]
+      out.push([sym as Tok, sym])
+      i += sym.length
+      continue
+    }
     const st = i
-    while (i < n && isKeyChar(s[i])) i++
-    return s.slice(st, i)
+    while (i < s.length && !isSpace(s[i]!) && !SPECIAL.has(s[i]!)) i++
+    const word = s.slice(st, i)
+    out.push([word === 'in' || word === 'notin' ? word : 'id', word])
   }
-  while (true) {
-    ws()
-    if (i >= n) break
-    let neg = false
-    if (s[i] === '!') { neg = true; i++ }
-    const key = ident()
-    if (key === '') throw new SelectorError(`unable to parse requirement: found '${s[i] ?? ''}', expected: identifier`)
-    ws()
-    if (neg) {
-      checkKey(key)
-      reqs.push({ key, op: 'notexists' })
-    } else if (i >= n || s[i] === ',') {
-      checkKey(key)
-      reqs.push({ key, op: 'exists' })
-    } else if (s[i] === '>' || s[i] === '<') {
-      const op = s[i] === '>' ? 'gt' : 'lt'
-      i++
-      const raw = ident()
-      if (!/^-?\d+$/.test(raw)) throw new SelectorError(`unable to parse requirement: for 'Gt', 'Lt' operators, the value must be an integer`)
-      checkKey(key)
-      reqs.push({ key, op, value: Number(raw) })
-    } else if (s.startsWith('==', i) || s.startsWith('!=', i) || s[i] === '=') {
-      const op = s.startsWith('!=', i) ? 'neq' : 'eq'
-      i += s.startsWith('==', i) || s.startsWith('!=', i) ? 2 : 1
-      const value = ident()
-      checkKey(key)
-      checkValue(key, value)
-      reqs.push({ key, op, value })
-    } else if (/^in\s*\(/.test(s.slice(i)) || /^notin\s*\(/.test(s.slice(i))) {
-      const op = s.startsWith('notin', i) ? 'notin' : 'in'
-      i += op.length
-      ws()
-      i++ // (
-      const values: string[] = []
-      while (true) {
-        const v = ident()
-        values.push(v)
-        ws()
-        if (s[i] === ',') { i++; continue }
-        if (s[i] === ')') { i++; break }
-        throw new SelectorError(`unable to parse requirement: found '${s[i] ?? ''}', expected: ',', ')'`)
+  out.push(['end', ''])
+  return out
+}
+
+/** Parses the string form of a label selector; throws SelectorError with upstream's texts on bad input. */
+export function parseLabelSelector(s: string): LabelSelector {
+  const toks = tokenize(s)
+  let at = 0
+  // In the value context (keys and values) the keywords are identifiers, as upstream's parser reads them.
+  const peek = (): [Tok, string] => { const [t, l] = toks[at]!; return [t === 'in' || t === 'notin' ? 'id' : t, l] }
+  const next = (): [Tok, string] => { const r = peek(); if (at < toks.length - 1) at++; return r }
+  const nextOperator = (): [Tok, string] => { const r = toks[at]!; if (at < toks.length - 1) at++; return r }
+  const fail = (text: string): never => { throw new SelectorError(`unable to parse requirement: ${text}`) }
+  const reqs: LabelSelector = []
+  for (;;) {
+    const [t, l] = peek()
+    if (t === 'end') return reqs
+    if (t !== 'id' && t !== '!') throw new SelectorError(`found '${l}', expected: !, identifier, or 'end of string'`)
+    reqs.push(requirement())
+    const [t2, l2] = next()
+    if (t2 === 'end') return reqs
+    if (t2 !== ',') throw new SelectorError(`found '${l2}', expected: ',' or 'end of string'`)
+    const [t3, l3] = peek()
+    if (t3 !== 'id' && t3 !== '!') throw new SelectorError(`found '${l3}', expected: identifier after ','`)
+  }
+
+  function requirement(): LabelRequirement {
+    let [t, key] = next()
+    let missing = false
+    if (t === '!') { missing = true; [t, key] = next() }
+    if (t !== 'id') fail(`found '${key}', expected: identifier`)
+    const [after] = peek()
+    if (missing) return checked({ key, op: 'notexists' }, [])
+    if (after === 'end' || after === ',') return checked({ key, op: 'exists' }, [])
+    const [op, lit] = nextOperator()
+    switch (op) {
+      case 'in': case 'notin': return checked({ key, op, values: [] }, values())
+      case '=': case '==': case '!=': return checked({ key, op: op === '!=' ? 'neq' : 'eq', value: '' }, exactValue())
+      case '>': case '<': return checked({ key, op: op === '>' ? 'gt' : 'lt', value: 0 }, exactValue())
+      default: return fail(`found '${lit}', expected: in, notin, =, ==, !=, gt, lt`)
+    }
+  }
+
+  function values(): string[] {
+    const [t, l] = next()
+    if (t !== '(') fail(`found '${l}' expected: '('`)
+    const [t2, l2] = peek()
+    if (t2 === ')') { next(); return [''] }
+    if (t2 !== 'id' && t2 !== ',') fail(`found '${l2}', expected: ',', ')' or identifier`)
+    const set = new Set<string>()
+    for (;;) {
+      const [t3, l3] = next()
+      if (t3 === 'id') {
+        set.add(l3)
+        const [t4, l4] = peek()
+        if (t4 === ',') continue
+        if (t4 === ')') break
+        fail(`found '${l4}', expected: ',' or ')'`)
+      } else if (t3 === ',') {
+        // "(,", ",,", ",)": empty values.
+        if (set.size === 0) set.add('')
+        const [t4] = peek()
+        if (t4 === ')') { set.add(''); break }
+        if (t4 === ',') { next(); set.add('') }
+      } else {
+        fail(`found '${l3}', expected: ',', or identifier`)
       }
-      checkKey(key)
-      for (const v of values) checkValue(key, v)
-      reqs.push({ key, op, values })
-    } else {
-      throw new SelectorError(`unable to parse requirement: found '${s[i]}', expected: in, notin, =, ==, !=, gt, lt`)
     }
-    ws()
-    if (i < n) {
-      if (s[i] !== ',') throw new SelectorError(`found '${s[i]}', expected: ',' or 'end of string'`)
-      i++
-      ws()
-      if (i >= n) throw new SelectorError(`found '', expected: identifier after ','`)
-    }
+    const [t5, l5] = next()
+    if (t5 !== ')') fail(`found '${l5}', expected: ')'`)
+    return [...set].sort()
   }
-  return reqs
+
+  function exactValue(): string[] {
+    const [t] = peek()
+    if (t === 'end' || t === ',') return ['']
+    const [t2, l2] = next()
+    if (t2 !== 'id') fail(`found '${l2}', expected: identifier`)
+    return [l2]
+  }
 }
 
-/** Keys are qualified names and values label values, as upstream validates them when parsing. */
-function checkKey(key: string): void {
-  const errs = qualifiedName(key)
-  if (errs.length > 0) throw new SelectorError(`unable to parse requirement: key: Invalid value: ${JSON.stringify(key)}: ${errs.join('; ')}`)
-}
-
-function checkValue(key: string, value: string): void {
-  const errs = labelValue(value)
-  if (errs.length > 0) throw new SelectorError(`unable to parse requirement: values[0][${key}]: Invalid value: ${JSON.stringify(value)}: ${errs.join('; ')}`)
+/** upstream NewRequirement's checks, all of them (one error alone, several as a list): the key, the values the operator takes, each value. */
+function checked(r: LabelRequirement, vals: string[]): LabelRequirement {
+  const errs: string[] = []
+  const keyErrs = qualifiedName(r.key)
+  if (keyErrs.length > 0) errs.push(`key: Invalid value: ${JSON.stringify(r.key)}: ${keyErrs.join('; ')}`)
+  const list = `[]string{${vals.map((v) => JSON.stringify(v)).join(', ')}}`
+  switch (r.op) {
+    case 'in': case 'notin':
+      if (vals.length === 0) errs.push(`values: Invalid value: ${list}: for 'in', 'notin' operators, values set can't be empty`)
+      r.values = vals
+      break
+    case 'eq': case 'neq':
+      if (vals.length !== 1) errs.push(`values: Invalid value: ${list}: exact-match compatibility requires one single value`)
+      r.value = vals[0] ?? ''
+      break
+    case 'gt': case 'lt':
+      if (vals.length !== 1) errs.push(`values: Invalid value: ${list}: for 'Gt', 'Lt' operators, exactly one value is required`)
+      vals.forEach((v, i) => { if (!/^[+-]?\d+$/.test(v)) errs.push(`values[${i}]: Invalid value: ${JSON.stringify(v)}: for 'Gt', 'Lt' operators, the value must be an integer`) })
+      r.value = Number(vals[0])
+      break
+  }
+  vals.forEach((v, i) => {
+    const e = labelValue(v)
+    if (e.length > 0) errs.push(`values[${i}][${r.key}]: Invalid value: ${JSON.stringify(v)}: ${e.join('; ')}`)
+  })
+  if (errs.length > 0) throw new SelectorError(`unable to parse requirement: ${errs.length === 1 ? errs[0] : `[${errs.join(', ')}]`}`)
+  return r
 }
 
 export function matchLabels(sel: LabelSelector, labels: Record<string, string> | undefined): boolean {
