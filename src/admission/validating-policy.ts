@@ -2,7 +2,8 @@
 // policy's CEL compiled once) matched against a write, then evaluated: Deny refuses, Warn warns, Audit records.
 import { ApiError, forbidden, type GR } from '../machinery/errors.js'
 import { celEvaluate, celProgram, celThrow, CelAuthorizer, CelPending, toCelValue, type CelAuthzAttributes, type CelDecision, type CelOutcome, type CelProgram } from '../machinery/cel.js'
-import { matchLabels, type LabelSelector } from '../machinery/selectors.js'
+import { labelSelectorOf, matchLabels, type LabelSelector } from '../machinery/selectors.js'
+import { labelsOf, matches, matchOf, type Match, type MatchAttributes, type Matched } from './policy-matching.js'
 import { objectKey, recordObject, recordRv, typePrefix } from '../machinery/storage-format.js'
 import type { Obj, ResolvedDefinition } from '../registry/define.js'
 import type { Registry } from '../registry/index.js'
@@ -39,26 +40,6 @@ export function configurePolicyAdmission(s: Store, r: Registry, a: AuthzClient |
 
 // ---- compiled policies and bindings ----
 
-interface Rule {
-  groups: string[]
-  versions: string[]
-  operations: string[]
-  /** `pods/status` as ['pods', 'status']; `pods` as ['pods', '']. */
-  resources: Array<[string, string]>
-  names: string[]
-  scope: string
-}
-
-interface Match {
-  /** undefined: no resource rules (a binding's match then narrows nothing by resource). */
-  rules: Rule[] | undefined
-  exclude: Rule[]
-  equivalent: boolean
-  /** The selectors as requirements; empty ones select everything. */
-  namespace: LabelSelector
-  object: LabelSelector
-}
-
 interface Validation { program: CelProgram; message: string; messageProgram: CelProgram | undefined; reason: string }
 
 interface Policy {
@@ -94,52 +75,6 @@ let compiled = new Map<string, Policy>()
 const isObj = (v: unknown): v is Obj => v !== null && typeof v === 'object' && !Array.isArray(v)
 const strings = (v: unknown): string[] => (Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string') : [])
 const str = (v: unknown): string => (typeof v === 'string' ? v : '')
-
-/** metav1.LabelSelectorAsSelector: matchLabels and matchExpressions as requirements (an unknown operator matches nothing). */
-function selectorOf(v: unknown): LabelSelector {
-  if (!isObj(v)) return []
-  const reqs: LabelSelector = []
-  if (isObj(v.matchLabels)) for (const [key, value] of Object.entries(v.matchLabels)) reqs.push({ key, op: 'eq', value: String(value) })
-  for (const e of Array.isArray(v.matchExpressions) ? v.matchExpressions : []) {
-    if (!isObj(e)) continue
-    const key = str(e.key)
-    switch (e.operator) {
-      case 'In': reqs.push({ key, op: 'in', values: strings(e.values) }); break
-      case 'NotIn': reqs.push({ key, op: 'notin', values: strings(e.values) }); break
-      case 'Exists': reqs.push({ key, op: 'exists' }); break
-      case 'DoesNotExist': reqs.push({ key, op: 'notexists' }); break
-      default: reqs.push({ key, op: 'in', values: [] })
-    }
-  }
-  return reqs
-}
-
-function ruleOf(v: unknown): Rule {
-  const r: Obj = isObj(v) ? v : {}
-  return {
-    groups: strings(r.apiGroups),
-    versions: strings(r.apiVersions),
-    operations: strings(r.operations),
-    resources: strings(r.resources).map((x): [string, string] => {
-      const slash = x.indexOf('/')
-      return slash < 0 ? [x, ''] : [x.slice(0, slash), x.slice(slash + 1)]
-    }),
-    names: strings(r.resourceNames),
-    scope: typeof r.scope === 'string' ? r.scope : '*',
-  }
-}
-
-function matchOf(v: unknown): Match | undefined {
-  if (!isObj(v)) return undefined
-  return {
-    rules: Array.isArray(v.resourceRules) && v.resourceRules.length > 0 ? v.resourceRules.map(ruleOf) : undefined,
-    exclude: Array.isArray(v.excludeResourceRules) ? v.excludeResourceRules.map(ruleOf) : [],
-    // Equivalent is the default; only an explicit Exact turns it off.
-    equivalent: v.matchPolicy !== 'Exact',
-    namespace: selectorOf(v.namespaceSelector),
-    object: selectorOf(v.objectSelector),
-  }
-}
 
 /** schema.GroupVersionKind's String(): `group/version, Kind=kind`. */
 function gvkString(group: string, version: string, kind: string): string { return `${group}/${version}, Kind=${kind}` }
@@ -185,7 +120,7 @@ function bindingOf(o: Obj): Binding {
   return {
     name: str(o.metadata?.name),
     match: matchOf(spec.matchResources),
-    paramRef: isObj(pr) ? { name: str(pr.name), namespace: str(pr.namespace), selector: isObj(pr.selector) ? selectorOf(pr.selector) : undefined, notFound: str(pr.parameterNotFoundAction) } : undefined,
+    paramRef: isObj(pr) ? { name: str(pr.name), namespace: str(pr.namespace), selector: isObj(pr.selector) ? labelSelectorOf(pr.selector) : undefined, notFound: str(pr.parameterNotFoundAction) } : undefined,
     actions: strings(spec.validationActions),
   }
 }
@@ -239,21 +174,11 @@ export function policiesBound(): boolean {
 // ---- one request ----
 
 /** The admission attributes of the request, and what its evaluations share (computed once, on first use). */
-interface Attributes {
+interface Attributes extends MatchAttributes {
   ctx: RequestContext
   def: ResolvedDefinition
   operation: PolicyOperation
-  group: string
-  version: string
-  resource: string
-  subresource: string
-  /** The kind of the request's objects. */
   kind: RequestKind
-  /** As upstream: the namespace of the request; for a namespace itself (but on create), its name. */
-  namespace: string
-  name: string
-  object: Obj | undefined
-  oldObject: Obj | undefined
   options: Obj | null
   celObject: unknown
   celOldObject: unknown
@@ -264,81 +189,12 @@ interface Attributes {
   authorizer: CelAuthorizer | undefined
 }
 
-interface Matched { group: string; version: string; resource: string; kind: { group: string; version: string; kind: string } }
-
-/** The other name of the same resource: ours and the upstream `*.k8s.io` group the alias paths serve it as. */
-function equivalentGroups(group: string): string[] {
-  if (group.endsWith('.orch.io')) return [`${group.slice(0, -'.orch.io'.length)}.k8s.io`]
-  if (group.endsWith('.k8s.io')) return [`${group.slice(0, -'.k8s.io'.length)}.orch.io`]
-  return []
-}
-
-/** upstream rules.Matcher for one rule, against the request's resource under `group`. */
-function ruleMatches(r: Rule, a: Attributes, group: string): boolean {
-  if (r.scope !== '*') {
-    const isNamespace = a.group === '' && a.version === 'v1' && a.resource === 'namespaces'
-    if (r.scope === 'Namespaced' && (isNamespace || a.namespace === '')) return false
-    if (r.scope === 'Cluster' && !(isNamespace || a.namespace === '')) return false
-    if (r.scope !== 'Namespaced' && r.scope !== 'Cluster') return false
-  }
-  if (!r.operations.includes('*') && !r.operations.includes(a.operation)) return false
-  if (!r.groups.includes('*') && !r.groups.includes(group)) return false
-  if (!r.versions.includes('*') && !r.versions.includes(a.version)) return false
-  let resource = false
-  for (const [res, sub] of r.resources) {
-    if ((res === '*' || res === a.resource) && (sub === '*' || sub === a.subresource)) { resource = true; break }
-  }
-  if (!resource) return false
-  return r.names.length === 0 || r.names.includes(a.name)
-}
-
-/** The first rule that matches, and the group it matched under (an equivalent one only with matchPolicy Equivalent). */
-function rulesMatch(rules: Rule[], equivalent: boolean, a: Attributes): string | undefined {
-  for (const r of rules) if (ruleMatches(r, a, a.group)) return a.group
-  if (!equivalent) return undefined
-  for (const r of rules) for (const g of equivalentGroups(a.group)) if (ruleMatches(r, a, g)) return g
-  return undefined
-}
-
 function namespaceOf(a: Attributes): Obj | null {
   if (a.namespaceObj !== undefined) return a.namespaceObj
   const s = store!
   const rec = a.namespace === '' ? undefined : s.getFresh(s.shardFor('', 'namespaces'), objectKey('', 'namespaces', '', a.namespace))
   a.namespaceObj = rec ? JSON.parse(recordObject(rec).toString('utf8')) as Obj : null
   return a.namespaceObj
-}
-
-function labelsOf(o: Obj | undefined): Record<string, string> | undefined {
-  return isObj(o?.metadata?.labels) ? o!.metadata.labels : undefined
-}
-
-/**
- * upstream matching.Matcher.Matches: namespace selector, object selector, exclude rules, then the rules. `error` is a
- * namespace the selector had to read and did not find.
- */
-function matches(m: Match, a: Attributes): { matched: Matched | undefined; error?: string } {
-  let nsError: string | undefined
-  if (!(a.namespace === '' && a.resource !== 'namespaces') && m.namespace.length > 0) {
-    let labels: Record<string, string> | undefined
-    if (a.resource === 'namespaces' && a.subresource === '' && (a.operation === 'CREATE' || a.operation === 'UPDATE')) labels = labelsOf(a.object)
-    else {
-      const ns = namespaceOf(a)
-      if (ns === null) nsError = `namespaces "${a.namespace}" not found`
-      else labels = labelsOf(ns)
-    }
-    if (nsError === undefined && !matchLabels(m.namespace, labels ?? {})) return { matched: undefined }
-  }
-  if (m.object.length > 0) {
-    const on = (o: Obj | undefined): boolean => o !== undefined && matchLabels(m.object, labelsOf(o) ?? {})
-    if (!on(a.object) && !on(a.oldObject)) return { matched: undefined }
-  }
-  if (rulesMatch(m.exclude, m.equivalent, a) !== undefined) return { matched: undefined }
-  let group: string | undefined = a.group
-  if (m.rules !== undefined) group = rulesMatch(m.rules, m.equivalent, a)
-  if (group === undefined) return { matched: undefined }
-  if (nsError !== undefined) return { matched: undefined, error: nsError }
-  // The kind of an equivalent resource is its kind in that group (the alias spelling of ours).
-  return { matched: { group, version: a.version, resource: a.resource, kind: group === a.group || a.kind.group !== a.group ? a.kind : { ...a.kind, group } } }
 }
 
 function gvk(group: string, version: string, kind: string): Obj { return { group, version, kind } }
@@ -608,7 +464,7 @@ function* dispatch(a: Attributes): Generator<Promise<CelOutcome>, void, CelOutco
   const out: Outcome = { denied: [], audit: [] }
   for (const { policy: p, bindings } of hooks) {
     if (p.match === undefined) continue
-    const pm = matches(p.match, a)
+    const pm = matches(p.match, a, () => namespaceOf(a))
     if (pm.matched === undefined) continue
     if (p.paramKind !== undefined && 'error' in p.paramKind) {
       if (!p.ignore) out.denied.push({ message: `failed to configure policy: ${p.paramKind.error}`, reason: '', policy: p.name, binding: undefined })
@@ -617,7 +473,7 @@ function* dispatch(a: Attributes): Generator<Promise<CelOutcome>, void, CelOutco
     const annotations = new Map<string, string[]>()
     for (const b of bindings) {
       if (b.match !== undefined) {
-        const bm = matches(b.match, a)
+        const bm = matches(b.match, a, () => namespaceOf(a))
         if (bm.error !== undefined) {
           if (!p.ignore) out.denied.push({ message: `failed to configure binding: ${bm.error}`, reason: '', policy: p.name, binding: b.name })
           continue

@@ -149,6 +149,32 @@ function checked(r: LabelRequirement, vals: string[]): LabelRequirement {
   return r
 }
 
+/**
+ * metav1.LabelSelectorAsSelector: a LabelSelector object's matchLabels and matchExpressions as requirements (an
+ * unknown operator matches nothing; no selector, or an empty one, selects everything).
+ */
+export function labelSelectorOf(v: unknown): LabelSelector {
+  if (v === null || typeof v !== 'object' || Array.isArray(v)) return []
+  const o = v as Record<string, unknown>
+  const reqs: LabelSelector = []
+  const ml = o.matchLabels
+  if (ml !== null && typeof ml === 'object' && !Array.isArray(ml)) for (const [key, value] of Object.entries(ml)) reqs.push({ key, op: 'eq', value: String(value) })
+  for (const e of Array.isArray(o.matchExpressions) ? o.matchExpressions as unknown[] : []) {
+    if (e === null || typeof e !== 'object') continue
+    const x = e as Record<string, unknown>
+    const key = typeof x.key === 'string' ? x.key : ''
+    const values = Array.isArray(x.values) ? x.values.filter((y): y is string => typeof y === 'string') : []
+    switch (x.operator) {
+      case 'In': reqs.push({ key, op: 'in', values }); break
+      case 'NotIn': reqs.push({ key, op: 'notin', values }); break
+      case 'Exists': reqs.push({ key, op: 'exists' }); break
+      case 'DoesNotExist': reqs.push({ key, op: 'notexists' }); break
+      default: reqs.push({ key, op: 'in', values: [] })
+    }
+  }
+  return reqs
+}
+
 export function matchLabels(sel: LabelSelector, labels: Record<string, string> | undefined): boolean {
   for (const r of sel) {
     const v = labels?.[r.key]

@@ -4,6 +4,7 @@ import type { Obj } from '../../define.js'
 import { fieldDuplicate, fieldForbidden, fieldInvalid, fieldNotFound, fieldNotSupported, fieldRequired } from '../../../machinery/errors.js'
 import type { FieldError } from '../../../machinery/errors.js'
 import { ageColumn, nameColumn, parseTime, since } from '../_printers.js'
+import { labelSelectorOf, matchLabels } from '../../../machinery/selectors.js'
 import { validateEphemeralContainersUpdate, validatePodUpdate } from './pod-update.js'
 
 // ---- defaulting (upstream pkg/apis/core/v1/defaults.go) ----
@@ -287,21 +288,7 @@ function containerErrors(c: Obj, p: string): FieldError[] {
 
 /** Whether a metav1.LabelSelector matches a label set (nil selects nothing, empty selects everything). */
 export function selectorMatches(sel: unknown, labels: unknown): boolean {
-  if (!isObj(sel)) return false
-  const l: Obj = isObj(labels) ? labels : {}
-  if (isObj(sel.matchLabels)) for (const [k, v] of Object.entries(sel.matchLabels)) if (l[k] !== v) return false
-  for (const e of list(sel.matchExpressions)) {
-    const has = Object.prototype.hasOwnProperty.call(l, e.key)
-    const values: unknown[] = Array.isArray(e.values) ? e.values : []
-    switch (e.operator) {
-      case 'In': if (!has || !values.includes(l[e.key])) return false; break
-      case 'NotIn': if (has && values.includes(l[e.key])) return false; break
-      case 'Exists': if (!has) return false; break
-      case 'DoesNotExist': if (has) return false; break
-      default: return false
-    }
-  }
-  return true
+  return isObj(sel) && matchLabels(labelSelectorOf(sel), isObj(labels) ? labels as Record<string, string> : {})
 }
 
 function selectorIsEmpty(sel: Obj): boolean {
