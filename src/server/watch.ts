@@ -66,6 +66,8 @@ interface Watcher {
   slot: Slot
   /** frames written during one delivery, sent in one corked write after it */
   out: Array<Buffer | string>
+  /** whether any frame was written: a binary stream's headers go out with its first frame */
+  wrote: boolean
 }
 
 /**
@@ -311,6 +313,7 @@ function encodeEvent(mt: MediaType, type: string, rec: Uint8Array): Buffer {
 
 function write(w: Watcher, buf: Buffer | string): void {
   if (w.closed) return
+  w.wrote = true
   // During a delivery the frames of one watcher are gathered and go out in one corked write (one send).
   if (delivering) {
     if (w.out.length === 0) dirty.push(w)
@@ -488,7 +491,7 @@ async function startWatch(ctx: RequestContext, def: ResolvedDefinition): Promise
   return {
     status: 200, body: '', contentType: 'application/json', headers: [],
     stream: (res: HttpResponse) => {
-      const w: Watcher = { res, def, prefix, name, sel, query: q, sentRv: 0, pending: [], pendingBytes: 0, bookmarks: queryFlag(q.get('allowWatchBookmarks')), table: tableVersionOf(ctx.headers['accept']), metadataOnly, alias: ctx.aliasGroup ? [def.group, ctx.aliasGroup] : null, mt, tableColumnsSent: false, closed: false, buffered: 0, drainWatch: false, timers: [], hub, slot: slotOf(def, typeKey, prefix, name, sel), out: [] }
+      const w: Watcher = { res, def, prefix, name, sel, query: q, sentRv: 0, pending: [], pendingBytes: 0, bookmarks: queryFlag(q.get('allowWatchBookmarks')), table: tableVersionOf(ctx.headers['accept']), metadataOnly, alias: ctx.aliasGroup ? [def.group, ctx.aliasGroup] : null, mt, tableColumnsSent: false, closed: false, buffered: 0, drainWatch: false, timers: [], hub, slot: slotOf(def, typeKey, prefix, name, sel), out: [], wrote: false }
       watchMetrics.started++
       watchMetrics.active++
       res.onAborted(() => { if (!w.closed) { w.closed = true; for (const t of w.timers) clearTimeout(t); hub.remove(w); watchMetrics.active-- } })
@@ -521,6 +524,10 @@ async function startWatch(ctx: RequestContext, def: ResolvedDefinition): Promise
         const pending = w.pending!
         w.pending = null
         for (const ev of pending) sendEvent(w, ev)
+        // uWS ends a response's headers only with its first body bytes, and a binary frame has no filler, so a quiet
+        // protobuf or CBOR watch would keep its client (client-go's Watch() waits for the headers) waiting for the
+        // first change. A watcher that takes bookmarks (every informer) gets one at once, at the version it is at.
+        if (!w.wrote && w.mt !== 'json' && w.bookmarks) write(w, bookmarkFrame(w, w.sentRv))
         w.timers.push(setTimeout(() => end(w), timeoutS * 1000))
         if (w.bookmarks) {
           /** A bookmark at the version every event up to now has reached, then `next`. */
