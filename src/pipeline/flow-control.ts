@@ -67,6 +67,12 @@ export function configureFlowControl(c: FlowConfig): void {
 /** The flow-control client of this thread (metrics, sync), or null outside APF mode. */
 export function flowClient(): FlowClient | null { return client }
 
+/** Requests holding a max-in-flight seat now, server-wide (null in the other modes). */
+export function maxInFlightCounts(): { readOnly: number; mutating: number } | null {
+  if (mode !== 'max-in-flight') return null
+  return { readOnly: Atomics.load(seats, READONLY_SLOT), mutating: Atomics.load(seats, MUTATING_SLOT) }
+}
+
 const MUTATING = new Set(['create', 'update', 'patch', 'delete', 'deletecollection'])
 /** Long-running requests hold no seat (upstream exempts them from max-in-flight). */
 const LONG_RUNNING = new Set(['watch', 'proxy'])

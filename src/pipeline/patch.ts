@@ -119,6 +119,8 @@ async function serverSideApply(ctx: RequestContext, def: ResolvedDefinition, tar
     } catch (err) { throw asApiError(err) }
     const o = r.object
     o.metadata = { ...(o.metadata ?? {}), name }
+    // The create runs as a POST of the applied object; the request stays what it was for its log line and metrics.
+    const asSent = { info: ctx.info, contentType: ctx.headers['content-type'] }
     ctx.body = Buffer.from(JSON.stringify(o))
     ctx.headers['content-type'] = 'application/json'
     ctx.info = { ...ctx.info, name: '' }
@@ -127,11 +129,14 @@ async function serverSideApply(ctx: RequestContext, def: ResolvedDefinition, tar
     } catch (err) {
       if (err instanceof ApiError && err.code === 409 && err.reason === 'AlreadyExists') {
         // Created meanwhile: apply onto it.
-        ctx.info = { ...ctx.info, name }
+        ctx.info = asSent.info
         ctx.body = Buffer.from(JSON.stringify(applied))
-        return serverSideApply(ctx, def, target, name, schema)
+        return await serverSideApply(ctx, def, target, name, schema)
       }
       throw err
+    } finally {
+      ctx.info = asSent.info
+      ctx.headers['content-type'] = asSent.contentType
     }
   }
   return guaranteedUpdate(ctx, def, target, name, 0, (old) => {

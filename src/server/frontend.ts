@@ -12,6 +12,7 @@ import { writeResponse, errorResponse } from './respond.js'
 import { buildRouter } from './routes.js'
 import { setupPipeline, type FrontendData } from './setup.js'
 import { closeAllWatches } from './watch.js'
+import { joinMetrics, leaveMetrics, observeRequest } from './metrics.js'
 
 const data = workerData as FrontendData
 const log = pino({ level: data.options.logLevel, redact: ['req.headers.authorization'] }).child({ frontend: data.index })
@@ -24,6 +25,7 @@ function loadUws(): typeof import('uWebSockets.js') {
 }
 
 const uws = loadUws()
+joinMetrics(data.index, data.options.frontends)
 const { store, authz } = setupPipeline(data, log, ({ registry, store }) => buildRouter({ registry, store, data, log }))
 
 const compress = data.options.featureGates.APIResponseCompression
@@ -128,8 +130,8 @@ function respond(res: HttpResponse, ctx: RequestContext, r: Response, watched: b
       // A stream answers over later turns (a watch attaches its own handler over this one).
       if (!watched) watchAbort(res, ctx)
       r.stream(res, ctx)
-      // A streamed list logs when its body starts (a watch logs nothing: it lasts).
-      if (ctx.info.verb === 'list') accessLog(ctx, r.status)
+      // A streamed list logs and counts when its body starts (a watch does neither here: it lasts).
+      if (ctx.info.verb === 'list') { accessLog(ctx, r.status); observeRequest(ctx, r.status, undefined) }
       return
     }
     // Answers built outside the resource handlers (discovery, health) still carry the stages' headers (APF's).
@@ -138,6 +140,7 @@ function respond(res: HttpResponse, ctx: RequestContext, r: Response, watched: b
     writeResponse(res, r, ctx.method === 'HEAD')
     r.release?.()
     accessLog(ctx, r.status)
+    observeRequest(ctx, r.status, typeof r.body === 'string' ? r.body.length : r.body.length)
   } catch (err) {
     fail(res, ctx, err)
   }
@@ -149,7 +152,7 @@ function fail(res: HttpResponse, ctx: RequestContext | undefined, err: unknown):
     if (bug) (ctx?.log ?? log).error({ err }, 'request failed with an unexpected error')
     if (ctx?.aborted) return
     writeResponse(res, response, false)
-    if (ctx) accessLog(ctx, response.status)
+    if (ctx) { accessLog(ctx, response.status); observeRequest(ctx, response.status, undefined) }
   } catch (e) {
     log.error({ err: e }, 'could not write an error response')
   }
@@ -201,6 +204,7 @@ parentPort!.on('message', async (m: { type: string }) => {
     for (const a of apps) try { (a.app as unknown as { close?: () => void }).close?.() } catch { /* older builds lack close */ }
     store.clients.forEach((c) => c.close())
     authz.close()
+    leaveMetrics()
     parentPort!.postMessage({ type: 'closed' })
   }
 })

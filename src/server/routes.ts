@@ -8,7 +8,9 @@ import type { NonResourceHandler, NonResourceRouter } from '../pipeline/index.js
 import type { Store } from '../pipeline/store.js'
 import { parseAccept, negotiateDiscovery, CBOR } from '../pipeline/encode.js'
 import { cborFromJson } from '../machinery/codecs/cbor.js'
-import { flowClient } from '../pipeline/flow-control.js'
+import { flowClient, maxInFlightCounts } from '../pipeline/flow-control.js'
+import { typePrefix } from '../machinery/storage-format.js'
+import { renderMetrics } from './metrics.js'
 import type { DumpKind } from '../../actors/flow-control/messages.js'
 import { versionInfo, apiVersions, apiGroupList, apiGroup, apiResourceList } from './discovery.js'
 import { openapiV2, buildOpenapiV3 } from './openapi.js'
@@ -85,6 +87,18 @@ export function buildRouter({ registry, store, data, log }: RouterDeps): NonReso
     return text(r.body, r.status)
   }
 
+  /** apiserver_storage_objects: keys under each stored type's prefix, counted in lmdb. */
+  const storedObjects = (): Array<[string, number]> => {
+    const out = new Map<string, number>()
+    for (const def of registry.all) {
+      if (!def.verbs.includes('list')) continue
+      const label = def.group === '' ? def.resource : `${def.resource}.${def.group}`
+      if (out.has(label)) continue
+      out.set(label, store.count(store.shardFor(def.group, def.resource), typePrefix(def.group, def.resource)))
+    }
+    return [...out]
+  }
+
   return (ctx: RequestContext): NonResourceHandler | null => {
     const p = ctx.info.path.replace(/\/+$/, '') || '/'
     if (ctx.method !== 'GET' && ctx.method !== 'HEAD') return null
@@ -95,6 +109,10 @@ export function buildRouter({ registry, store, data, log }: RouterDeps): NonReso
       case '/livez': return health('livez')
       case '/readyz': return health('readyz')
       case '/healthz': return health('healthz')
+      case '/metrics': return async () => ({
+        status: 200, body: await renderMetrics({ flow: () => flowClient()?.metrics() ?? null, storedObjects, inflight: maxInFlightCounts }),
+        contentType: 'text/plain; version=0.0.4; charset=utf-8', headers: [],
+      })
       case '/openapi/v2': return (c) => {
         const accept = c.headers['accept']
         if (accept && !parseAccept(accept).some((e) => (e.type === 'application' && e.sub === 'json') || e.type === '*' || (e.type === 'application' && e.sub === '*'))) {

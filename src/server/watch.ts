@@ -17,6 +17,7 @@ import { negotiate, isProtobuf, contentTypeOf, aliased, cborEnabled, PROTOBUF, C
 import { encodeObjectJson, encodeWatchEvent } from '../machinery/codecs/protobuf.js'
 import { cborWatchEvent } from '../machinery/codecs/cbor.js'
 import { byteFieldsOf } from '../registry/byte-fields.js'
+import { longRunningStarted, observeRequest } from './metrics.js'
 import { buildTable, metadataFormOf, partialObjectMetadata, tableVersionOf } from '../pipeline/table.js'
 import { configureWatch } from '../pipeline/index.js'
 import { statusLine } from './respond.js'
@@ -68,6 +69,8 @@ interface Watcher {
   out: Array<Buffer | string>
   /** whether any frame was written: a binary stream's headers go out with its first frame */
   wrote: boolean
+  /** counts the watch in the request metrics once it is over (apiserver_longrunning_requests until then) */
+  finish: () => void
 }
 
 /**
@@ -436,7 +439,20 @@ function end(w: Watcher): void {
   for (const t of w.timers) clearTimeout(t)
   w.hub.remove(w)
   watchMetrics.active--
+  w.finish()
   try { w.res.cork(() => w.res.end()) } catch { /* aborted */ }
+}
+
+/** An open watch is a long-running request; when it ends it is counted as answered (200) after its whole length. */
+function watchFinisher(ctx: RequestContext): () => void {
+  const stop = longRunningStarted(ctx)
+  let done = false
+  return () => {
+    if (done) return
+    done = true
+    stop()
+    observeRequest(ctx, 200, undefined)
+  }
 }
 
 // ---- start ----
@@ -491,10 +507,10 @@ async function startWatch(ctx: RequestContext, def: ResolvedDefinition): Promise
   return {
     status: 200, body: '', contentType: 'application/json', headers: [],
     stream: (res: HttpResponse) => {
-      const w: Watcher = { res, def, prefix, name, sel, query: q, sentRv: 0, pending: [], pendingBytes: 0, bookmarks: queryFlag(q.get('allowWatchBookmarks')), table: tableVersionOf(ctx.headers['accept']), metadataOnly, alias: ctx.aliasGroup ? [def.group, ctx.aliasGroup] : null, mt, tableColumnsSent: false, closed: false, buffered: 0, drainWatch: false, timers: [], hub, slot: slotOf(def, typeKey, prefix, name, sel), out: [], wrote: false }
+      const w: Watcher = { res, def, prefix, name, sel, query: q, sentRv: 0, pending: [], pendingBytes: 0, bookmarks: queryFlag(q.get('allowWatchBookmarks')), table: tableVersionOf(ctx.headers['accept']), metadataOnly, alias: ctx.aliasGroup ? [def.group, ctx.aliasGroup] : null, mt, tableColumnsSent: false, closed: false, buffered: 0, drainWatch: false, timers: [], hub, slot: slotOf(def, typeKey, prefix, name, sel), out: [], wrote: false, finish: watchFinisher(ctx) }
       watchMetrics.started++
       watchMetrics.active++
-      res.onAborted(() => { if (!w.closed) { w.closed = true; for (const t of w.timers) clearTimeout(t); hub.remove(w); watchMetrics.active-- } })
+      res.onAborted(() => { if (!w.closed) { w.closed = true; for (const t of w.timers) clearTimeout(t); hub.remove(w); watchMetrics.active--; w.finish() } })
       res.cork(() => {
         res.writeStatus(statusLine(200))
         res.writeHeader('Content-Type', isProtobuf(mt) ? `${contentTypeOf(mt)};stream=watch` : mt === 'cbor' ? CBOR_SEQ : 'application/json')
