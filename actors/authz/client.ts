@@ -60,6 +60,9 @@ export class AuthzClient extends PortClient<AuthzRequest, AuthzReply> {
     return sum + Number(Atomics.load(v, chainGenerationSlot(this.#shards)))
   }
 
+  /** Webhooks may be in the chain (they are sent label selectors, which nothing else reads). */
+  get webhooks(): boolean { return this.#webhooks }
+
   /** Drop every cached decision. */
   invalidate(): void { this.#cache.clear() }
 

@@ -1,7 +1,7 @@
 // The authz actor: owns the authorizer chain of --authorization-mode or --authorization-config (reloaded), the RBAC
 // index and the Node graph fed by the shards' watch events, the authorization webhooks and the token webhook.
 import type { MessagePort } from 'node:worker_threads'
-import { watch as watchFile, type FSWatcher } from 'node:fs'
+import { watch as watchFile, readFileSync, type FSWatcher } from 'node:fs'
 import { dirname, basename } from 'node:path'
 import { open, type RootDatabase, type Database } from 'lmdb'
 import { pino, type Logger } from 'pino'
@@ -17,7 +17,7 @@ import {
 import { RbacIndex, checkRoleWrite, checkBindingWrite, aggregateMessages, type PolicyRule, type RoleObject, type BindingObject } from './rbac.js'
 import { NodeAuthorizer, NodeGraph, nodeRules } from './node.js'
 import { chainGenerationSlot, type TokenReviewAnswer } from './messages.js'
-import { loadAuthorizationConfigFile, builtinTypes, type AuthorizerSpec } from './config.js'
+import { loadAuthorizationConfig, loadAuthorizationConfigFile, builtinTypes, type AuthorizerSpec } from './config.js'
 import { WebhookAuthorizer, type Verdict } from './webhook.js'
 import { TokenWebhook, type TokenWebhookOptions } from './token-webhook.js'
 
@@ -152,20 +152,20 @@ function install(specs: readonly AuthorizerSpec[], versions: BigInt64Array | und
 
 /** --authorization-config: reread when the file changes and every 60 s; a bad file leaves the chain in force. */
 function watchConfig(file: string, required: Set<string>, lastData: string, versions: BigInt64Array | undefined, shards: number): void {
-  let last = lastData
+  // As upstream: the same bytes are not looked at again (a bad file is reported once, not every minute).
+  let lastRead = lastData
   const check = (): void => {
-    let loaded
-    try {
-      loaded = loadAuthorizationConfigFile(file, required)
-    } catch (err) {
+    let data: string
+    try { data = readFileSync(file, 'utf8') } catch (err) {
       log.error({ err: (err as Error).message, file }, 'reloading authorization config')
       return
     }
-    if (loaded.data === last) return
+    if (data === lastRead) return
+    lastRead = data
     try {
-      install(loaded.specs, versions, shards)
-      last = loaded.data
-      log.info({ file, authorizers: loaded.specs.map((s) => s.name) }, 'reloaded authz config')
+      const specs = loadAuthorizationConfig(data, required)
+      install(specs, versions, shards)
+      log.info({ file, authorizers: specs.map((s) => s.name) }, 'reloaded authz config')
     } catch (err) {
       log.error({ err: (err as Error).message, file }, 'reloading authorization config')
     }

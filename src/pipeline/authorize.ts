@@ -36,8 +36,10 @@ export function attributesOf(ctx: RequestContext): Attributes {
       a.fieldSelector = fs
       if (a.name === '' && i.verb !== 'deletecollection') a.name = selectedName(fs)
     }
-    const ls = ctx.query.get('labelSelector')
-    if (ls) a.labelSelector = ls
+    if (client.webhooks) {
+      const ls = ctx.query.get('labelSelector')
+      if (ls) a.labelSelector = ls
+    }
   }
   return a
 }
