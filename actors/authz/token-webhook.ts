@@ -22,8 +22,12 @@ export class TokenWebhook {
   /** Concurrent reviews of one token share one call. */
   readonly #inflight = new Map<string, Promise<TokenReviewAnswer>>()
 
-  constructor(opts: TokenWebhookOptions) {
+  readonly #report: (failure: string) => void
+
+  /** `report`: where a failed call is logged (upstream logs every one). */
+  constructor(opts: TokenWebhookOptions, report: (failure: string) => void = () => {}) {
     this.#opts = opts
+    this.#report = report
     this.#client = new WebhookClient(loadWebhookKubeconfig(opts.file), TIMEOUT_MS)
   }
 
@@ -54,6 +58,7 @@ export class TokenWebhook {
       body = (await this.#client.post({ kind: 'TokenReview', apiVersion: `${GROUP}/${v}`, metadata: { creationTimestamp: null }, spec, status: { user: {} } })).body
     } catch (err) {
       // Errors (outage, bad configuration) are not cached: the next request asks again.
+      this.#report((err as Error).message)
       return { ok: false, error: (err as Error).message, expires: 0 }
     }
     const bad = checkReplyKind(body, GROUP, v, 'TokenReview')

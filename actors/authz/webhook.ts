@@ -95,8 +95,12 @@ export class WebhookAuthorizer {
   readonly #cache = new Map<string, Cached>()
   readonly #inflight = new Map<string, Promise<Obj>>()
 
-  constructor(name: string, spec: WebhookSpec) {
+  readonly #report: (failure: string) => void
+
+  /** `report`: where a failed call is logged (upstream logs every one). */
+  constructor(name: string, spec: WebhookSpec, report: (failure: string) => void = () => {}) {
     this.name = name
+    this.#report = report
     this.#spec = spec
     this.#client = new WebhookClient(loadWebhookKubeconfig(spec.kubeConfigFile), spec.timeoutMs)
     // Compiled once, here; evaluated per request.
@@ -147,7 +151,10 @@ export class WebhookAuthorizer {
       this.#inflight.set(key, p)
     }
     let status: Obj
-    try { status = await p } catch (err) { return this.#onError((err as Error).message) }
+    try { status = await p } catch (err) {
+      this.#report((err as Error).message)
+      return this.#onError((err as Error).message)
+    }
     const ttl = status.allowed === true ? this.#spec.authorizedTtlMs : this.#spec.unauthorizedTtlMs
     if (cacheable && ttl > 0 && !this.#cache.has(key)) {
       if (this.#cache.size >= CACHE_LIMIT) {

@@ -124,7 +124,7 @@ function buildChain(specs: readonly AuthorizerSpec[]): { chain: Authorizer[]; we
   try {
     const c = specs.map((s): Authorizer => {
       if (s.type === 'Webhook') {
-        const w = new WebhookAuthorizer(s.name, s.webhook!)
+        const w = new WebhookAuthorizer(s.name, s.webhook!, (failure) => log.error({ authorizer: s.name, err: failure }, 'Failed to make webhook authorizer request'))
         made.push(w)
         return (a) => w.authorize(a)
       }
@@ -409,7 +409,7 @@ export default async function run(task: AuthzTask): Promise<unknown> {
         try { data = loadAuthorizationConfigFile(task.configFile).data } catch { /* validated at start; the watcher reports */ }
         watchConfig(task.configFile, builtinTypes(specs), data, versions, task.shards ?? 0)
       }
-      if (task.tokenWebhook) tokenWebhook = new TokenWebhook(task.tokenWebhook)
+      if (task.tokenWebhook) tokenWebhook = new TokenWebhook(task.tokenWebhook, (failure) => log.error({ err: failure }, 'Failed to make webhook authenticator request'))
       if (task.dataDir && task.shardPorts) await load(task.dataDir, task.shardPorts)
       else loaded = true
       return { ok: true }
