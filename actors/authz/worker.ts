@@ -382,11 +382,23 @@ function handle(peer: PortPeer<AuthzRequest, AuthzReply>, req: AuthzRequest): vo
         const obj = JSON.parse(req.object) as RoleObject | BindingObject
         const old = req.old !== undefined ? JSON.parse(req.old) as RoleObject | BindingObject : undefined
         const user = { name: req.user, groups: req.groups }
-        const authorize = (a: Attributes) => decideNow(a)
-        const err = obj.kind === 'Role' || obj.kind === 'ClusterRole'
+        const check = (authorize: (a: Attributes) => { decision: Decision; reason: string }) => obj.kind === 'Role' || obj.kind === 'ClusterRole'
           ? checkRoleWrite(index, authorize, user, obj as RoleObject, old as RoleObject | undefined)
           : checkBindingWrite(index, authorize, user, obj as BindingObject, old as BindingObject | undefined)
-        peer.reply({ id: req.id, error: err ? { code: err.code, reason: err.reason, message: err.message, details: err.details as Record<string, unknown> | undefined } : undefined })
+        const send = (err: ReturnType<typeof check>) => peer.reply({ id: req.id, error: err ? { code: err.code, reason: err.reason, message: err.message, details: err.details as Record<string, unknown> | undefined } : undefined })
+        // The escalate/bind check asks the whole chain: when a webhook has to be called, its answer is awaited and
+        // the check runs again with it.
+        const answers = new Map<string, Verdict>()
+        const pending: Promise<unknown>[] = []
+        const keyOf = (a: Attributes) => JSON.stringify(a)
+        const first = check((a) => {
+          const d = decide(chain, a)
+          if (!(d instanceof Promise)) return d
+          pending.push(d.then((r) => answers.set(keyOf(a), r), () => undefined))
+          return { decision: 'noopinion', reason: '' }
+        })
+        if (pending.length === 0) { send(first); return }
+        Promise.all(pending).then(() => send(check((a) => answers.get(keyOf(a)) ?? decideNow(a))), () => send(first))
       })
       return
     default:

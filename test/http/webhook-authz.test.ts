@@ -25,6 +25,8 @@ function policy(r: Received): Answer {
   if (spec.user === 'alice' && ra?.resource === 'pods' && ['get', 'list', 'watch'].includes(ra.verb)) status.allowed = true
   else if (spec.user === 'alice' && ra?.resource === 'secrets') { status.denied = true; status.reason = 'secrets are off limits' }
   else if (spec.user === 'bob' && spec.nonResourceAttributes?.path === '/version') status.allowed = true
+  else if (spec.user === 'alice' && ra?.resource === 'rolebindings' && ra.verb === 'create') status.allowed = true
+  else if (spec.user === 'alice' && ra?.resource === 'clusterroles' && ra.verb === 'bind' && ra.name === 'admin') status.allowed = true
   else status.reason = 'no opinion here'
   if (spec.user === 'alice' && ra?.resource === 'services') return { destroy: true }
   if (spec.user === 'alice' && ra?.resource === 'endpoints') return { status: 403, body: { kind: 'Status', apiVersion: 'v1', status: 'Failure', message: 'go away', code: 403 } }
@@ -151,6 +153,20 @@ t.test('a failing webhook has no opinion (flags): RBAC still decides, else a 500
   const before = sars((x) => x.resourceAttributes?.resource === 'endpoints').length
   await s.requestAs('alice-token', 'GET', '/api/v1/namespaces/default/endpoints')
   t.equal(sars((x) => x.resourceAttributes?.resource === 'endpoints').length, before + 1)
+})
+
+t.test('the escalation check of a binding asks the webhook too (bind on the role)', async (t) => {
+  const body = (name: string, role: string) => ({
+    apiVersion: 'rbac.authorization.orch.io/v1', kind: 'RoleBinding', metadata: { name },
+    roleRef: { apiGroup: 'rbac.authorization.orch.io', kind: 'ClusterRole', name: role }, subjects: [{ kind: 'User', name: 'bob', apiGroup: 'rbac.authorization.orch.io' }],
+  })
+  const ok = await s.requestAs('alice-token', 'POST', '/apis/rbac.authorization.orch.io/v1/namespaces/team/rolebindings', body('bob-admin', 'admin'))
+  t.equal(ok.status, 201, ok.text)
+  const bind = sars((x) => x.resourceAttributes?.verb === 'bind')[0]
+  t.same(bind?.body?.spec?.resourceAttributes, { namespace: 'team', verb: 'bind', group: 'rbac.authorization.orch.io', resource: 'clusterroles', name: 'admin' })
+  // no bind from the webhook on cluster-admin, and alice does not hold its rules: refused
+  const no = await s.requestAs('alice-token', 'POST', '/apis/rbac.authorization.orch.io/v1/namespaces/team/rolebindings', body('bob-root', 'cluster-admin'))
+  t.equal(no.status, 403, no.text)
 })
 
 t.test('system:masters never reaches the webhook', async (t) => {
