@@ -50,6 +50,20 @@ export interface Options {
   serviceNodePortRange: string
   /** the built-in controllers to run, as kube-controller-manager's --controllers: `*`, `name`, `-name` */
   controllers: string[]
+  /** kubeconfig-format file of the token authentication webhook ('' = none) */
+  authenticationTokenWebhookConfigFile: string
+  /** how long the token webhook's answers are cached, in ms */
+  authenticationTokenWebhookCacheTtl: number
+  /** the TokenReview version sent to the token webhook: v1beta1 or v1 */
+  authenticationTokenWebhookVersion: string
+  /** kubeconfig-format file of the authorization webhook (--authorization-mode=...,Webhook) */
+  authorizationWebhookConfigFile: string
+  authorizationWebhookCacheAuthorizedTtl: number
+  authorizationWebhookCacheUnauthorizedTtl: number
+  /** the SubjectAccessReview version sent to the authorization webhook: v1beta1 or v1 */
+  authorizationWebhookVersion: string
+  /** an AuthorizationConfiguration file (instead of --authorization-mode and the webhook flags; reloaded) */
+  authorizationConfig: string
 }
 
 const cores = os.availableParallelism()
@@ -89,6 +103,14 @@ export const defaultOptions: Readonly<Options> = Object.freeze({
   serviceClusterIpRange: DEFAULT_SERVICE_CLUSTER_IP_RANGE,
   serviceNodePortRange: DEFAULT_SERVICE_NODE_PORT_RANGE,
   controllers: ['*'],
+  authenticationTokenWebhookConfigFile: '',
+  authenticationTokenWebhookCacheTtl: 2 * 60 * 1000,
+  authenticationTokenWebhookVersion: 'v1beta1',
+  authorizationWebhookConfigFile: '',
+  authorizationWebhookCacheAuthorizedTtl: 5 * 60 * 1000,
+  authorizationWebhookCacheUnauthorizedTtl: 30 * 1000,
+  authorizationWebhookVersion: 'v1beta1',
+  authorizationConfig: '',
 })
 
 /**
@@ -124,7 +146,15 @@ export const flags: Record<string, Flag> = {
   shards: { option: 'shards', type: 'int', min: 1, help: 'number of shard actors (fixed once data exists)' },
   'token-auth-file': { option: 'tokenAuthFile', type: 'string', help: 'static token CSV: token,user,uid,"group1,group2"' },
   'anonymous-auth': { option: 'anonymousAuth', type: 'bool', help: 'admit requests without credentials as system:anonymous' },
-  'authorization-mode': { option: 'authorizationMode', type: 'list', values: ['AlwaysAllow', 'AlwaysDeny', 'Node', 'RBAC'], help: 'ordered authorizers' },
+  'authorization-mode': { option: 'authorizationMode', type: 'list', values: ['AlwaysAllow', 'AlwaysDeny', 'Node', 'RBAC', 'Webhook'], help: 'ordered authorizers' },
+  'authorization-webhook-config-file': { option: 'authorizationWebhookConfigFile', type: 'string', help: 'kubeconfig-format file of the authorization webhook, used with --authorization-mode=Webhook' },
+  'authorization-webhook-cache-authorized-ttl': { option: 'authorizationWebhookCacheAuthorizedTtl', type: 'duration', help: 'how long the authorization webhook\'s "authorized" answers are cached' },
+  'authorization-webhook-cache-unauthorized-ttl': { option: 'authorizationWebhookCacheUnauthorizedTtl', type: 'duration', help: 'how long the authorization webhook\'s "unauthorized" answers are cached' },
+  'authorization-webhook-version': { option: 'authorizationWebhookVersion', type: 'string', values: ['v1', 'v1beta1'], help: 'the authorization.orch.io SubjectAccessReview version sent to the authorization webhook' },
+  'authorization-config': { option: 'authorizationConfig', type: 'string', help: 'AuthorizationConfiguration file (JSON or YAML) of the authorizer chain, reloaded when it changes; excludes --authorization-mode and --authorization-webhook-*' },
+  'authentication-token-webhook-config-file': { option: 'authenticationTokenWebhookConfigFile', type: 'string', help: 'kubeconfig-format file of the token authentication webhook (TokenReview)' },
+  'authentication-token-webhook-cache-ttl': { option: 'authenticationTokenWebhookCacheTtl', type: 'duration', help: 'how long the token webhook\'s answers are cached' },
+  'authentication-token-webhook-version': { option: 'authenticationTokenWebhookVersion', type: 'string', values: ['v1', 'v1beta1'], help: 'the authentication.orch.io TokenReview version sent to the token webhook' },
   'service-account-signing-key-file': { option: 'serviceAccountSigningKeyFile', type: 'string', help: 'private key (PEM) that signs service-account tokens; generated in the data dir when no key is given' },
   'service-account-key-file': { option: 'serviceAccountKeyFile', type: 'list', repeatable: true, help: 'PEM keys that verify service-account tokens (repeatable, comma-separated)' },
   'service-account-issuer': { option: 'serviceAccountIssuer', type: 'list', repeatable: true, help: 'issuer of service-account tokens; repeat to accept more issuers (the first signs)' },
@@ -217,6 +247,7 @@ export function resolveOptions(argv: string[]): Options {
     serviceAccountKeyFile: [], serviceAccountIssuer: [...defaultOptions.serviceAccountIssuer], apiAudiences: [],
   }
   const repeated = new Set<string>()
+  const given = new Set<string>()
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]
     if (!arg.startsWith('--')) throw new OptionsError(`unexpected argument "${arg}"`)
@@ -231,6 +262,7 @@ export function resolveOptions(argv: string[]): Options {
       else if (i + 1 < argv.length) value = argv[++i]
       else throw new OptionsError(`flag needs an argument: --${name}`)
     }
+    given.add(name)
     const parsed = parseValue(name, flag, value)
     if (flag.type === 'gates') {
       const g = parsed as ReturnType<typeof parseFeatureGates>
@@ -245,6 +277,7 @@ export function resolveOptions(argv: string[]): Options {
       ;(opts as any)[flag.option] = parsed
     }
   }
+  checkAuthorizationFlags(opts, given)
   const modes = opts.authorizationMode
   if (new Set(modes).size !== modes.length) throw new OptionsError(`invalid value "${modes.join(',')}" for flag --authorization-mode: a mode may be named only once`)
   if (opts.serviceAccountIssuer.some((i) => i === '')) throw new OptionsError('flag --service-account-issuer: an issuer may not be empty')
@@ -259,6 +292,18 @@ export function resolveOptions(argv: string[]): Options {
     if (n === undefined || n === 0 || n >>> 24 === 127) throw new OptionsError(`invalid value "${opts.advertiseAddress}" for flag --advertise-address: must be an IPv4 address that is not loopback or unspecified`)
   }
   return opts
+}
+
+/** Upstream's checks of the authorization flags (BuiltInAuthorizationOptions.Validate). */
+function checkAuthorizationFlags(opts: Options, given: Set<string>): void {
+  if (opts.authorizationConfig !== '') {
+    const legacy = ['authorization-mode', 'authorization-webhook-config-file', 'authorization-webhook-version', 'authorization-webhook-cache-authorized-ttl', 'authorization-webhook-cache-unauthorized-ttl']
+    if (legacy.some((f) => given.has(f))) throw new OptionsError('--authorization-config can not be specified when --authorization-mode or --authorization-webhook-* flags are defined')
+    return
+  }
+  const modes = opts.authorizationMode
+  if (modes.includes('Webhook') && opts.authorizationWebhookConfigFile === '') throw new OptionsError('authorization-mode Webhook\'s authorization config file not passed')
+  if (opts.authorizationWebhookConfigFile !== '' && !modes.includes('Webhook')) throw new OptionsError('cannot specify --authorization-webhook-config-file without mode Webhook')
 }
 
 /** The controllers `--controllers` runs (their names): an error names the flag and the unknown name. */

@@ -4,18 +4,27 @@ import { PortClient } from '../../src/machinery/port-rpc.js'
 import { nodeIdentity } from '../../src/machinery/node-refs.js'
 import { ApiError } from '../../src/machinery/errors.js'
 import { IdentityCache } from '../../src/machinery/identity-cache.js'
-import { rbacVersionSlot, graphVersionSlot, type AuthzRequest, type AuthzReply, type Attributes, type Decision, type RulesAnswer } from './messages.js'
+import { rbacVersionSlot, graphVersionSlot, chainGenerationSlot, type TokenReviewAnswer, type AuthzRequest, type AuthzReply, type Attributes, type Decision, type RulesAnswer } from './messages.js'
 
 const CACHE_LIMIT = 65536
 
-export interface AuthzDecision { decision: Decision; reason: string }
+/** `failure`: an authorizer's error (a failed webhook call); `expires`: when a cached copy goes stale (ms since the epoch). */
+export interface AuthzDecision { decision: Decision; reason: string; failure?: string; expires?: number }
 
 const ALLOW: AuthzDecision = Object.freeze({ decision: 'allow', reason: '' }) as AuthzDecision
+
+function decisionOf(r: AuthzReply): AuthzDecision {
+  const d: AuthzDecision = { decision: r.decision ?? 'noopinion', reason: r.reason ?? '' }
+  if (r.failure) d.failure = r.failure
+  return d
+}
 
 export class AuthzClient extends PortClient<AuthzRequest, AuthzReply> {
   #cache = new IdentityCache<AuthzDecision>(CACHE_LIMIT)
   /** The chain is AlwaysAllow alone (or starts with it): every request is allowed without asking. */
   #alwaysAllow = false
+  /** Webhooks may be in the chain: their decisions depend on uid, extra and selectors too, and expire. */
+  #webhooks = false
   /** The RBAC stamp the cached decisions were made at; the cache is dropped when it moves. */
   #stamp = -1
   #versions: BigInt64Array | null
@@ -47,14 +56,24 @@ export class AuthzClient extends PortClient<AuthzRequest, AuthzReply> {
     if (!v) return -1
     let sum = 0
     for (let s = 0; s < this.#shards; s++) sum += Number(Atomics.load(v, rbacVersionSlot(s)))
-    return sum
+    // The chain's generation moves when --authorization-config is reloaded.
+    return sum + Number(Atomics.load(v, chainGenerationSlot(this.#shards)))
   }
+
+  /** Webhooks may be in the chain (they are sent label selectors, which nothing else reads). */
+  get webhooks(): boolean { return this.#webhooks }
 
   /** Drop every cached decision. */
   invalidate(): void { this.#cache.clear() }
 
-  /** The authorization chain (--authorization-mode): one that starts with AlwaysAllow allows everything at once. */
-  setModes(modes: readonly string[]): void { this.#alwaysAllow = modes[0] === 'AlwaysAllow' }
+  /**
+   * The authorization chain (--authorization-mode): one that starts with AlwaysAllow allows everything at once.
+   * `dynamic`: the chain comes from --authorization-config and may change.
+   */
+  setModes(modes: readonly string[], dynamic = false): void {
+    this.#alwaysAllow = modes[0] === 'AlwaysAllow' && !dynamic
+    this.#webhooks = dynamic || modes.includes('Webhook')
+  }
 
   /**
    * A cached decision is answered synchronously (no promise on the hot path); a miss asks the actor.
@@ -69,22 +88,34 @@ export class AuthzClient extends PortClient<AuthzRequest, AuthzReply> {
     if (stamp < 0) return this.#ask(a, [])
     if (stamp !== this.#stamp) { this.#cache.clear(); this.#stamp = stamp }
     const byAttrs = this.#cache.entries(a.groups)
-    const key = `${a.user}\u0000${a.verb}\u0000${a.apiGroup}\u0000${a.resource}\u0000${a.subresource}\u0000${a.namespace}\u0000${a.name}\u0000${a.isResourceRequest ? '' : a.path}`
+    let key = `${a.user}\u0000${a.verb}\u0000${a.apiGroup}\u0000${a.resource}\u0000${a.subresource}\u0000${a.namespace}\u0000${a.name}\u0000${a.isResourceRequest ? '' : a.path}`
+    if (this.#webhooks) key += `\u0000${a.uid}\u0000${a.extra ? JSON.stringify(a.extra) : ''}\u0000${a.fieldSelector ?? ''}\u0000${a.labelSelector ?? ''}`
     const hit = byAttrs.get(key)
-    if (hit !== undefined) return hit
+    if (hit !== undefined && (hit.expires === undefined || hit.expires > Date.now())) return hit
     return this.#askAndKeep(a, stamp, byAttrs, key)
   }
 
   async #askAndKeep(a: Attributes, stamp: number, byAttrs: Map<string, AuthzDecision>, key: string): Promise<AuthzDecision> {
-    const d = await this.#ask(a, this.versions(false))
-    // Kept only while no RBAC write was acknowledged since the question was asked.
+    const asked = Date.now()
+    const r = await this.request({ op: 'authorize', attrs: a, versions: this.versions(false) })
+    const d = decisionOf(r)
+    // Kept only while no RBAC write was acknowledged since the question was asked, and no longer than the webhooks' TTLs.
+    if (r.ttl !== undefined) {
+      if (r.ttl <= 0) return d
+      d.expires = asked + r.ttl
+    }
     if (this.#rbacStamp() === stamp && this.#stamp === stamp) this.#cache.set(byAttrs, key, d)
     return d
   }
 
   async #ask(a: Attributes, versions: number[]): Promise<AuthzDecision> {
-    const r = await this.request({ op: 'authorize', attrs: a, versions })
-    return { decision: r.decision ?? 'noopinion', reason: r.reason ?? '' }
+    return decisionOf(await this.request({ op: 'authorize', attrs: a, versions }))
+  }
+
+  /** The authentication webhook's review of a token (the actor calls it and caches its answers). */
+  async tokenReview(token: string, audiences: string[]): Promise<TokenReviewAnswer> {
+    const r = await this.request({ op: 'tokenReview', token, audiences })
+    return r.tokenReview ?? { ok: false, error: 'no answer', expires: 0 }
   }
 
   /** The rules a user holds in a namespace (every authorizer's, as SelfSubjectRulesReview reports them). */

@@ -17,6 +17,8 @@ export interface Attributes {
   path: string
   /** The list/watch field selector (the Node authorizer reads `spec.nodeName` from it). */
   fieldSelector?: string
+  /** The list/watch label selector (sent to authorization webhooks). */
+  labelSelector?: string
 }
 
 export type Decision = 'allow' | 'deny' | 'noopinion'
@@ -32,7 +34,18 @@ export interface RulesRequest { id: number; op: 'rules'; user: string; groups: s
 /** The escalation check of a Role/ClusterRole/RoleBinding/ClusterRoleBinding write (objects as JSON). */
 export interface WriteCheckRequest { id: number; op: 'writeCheck'; user: string; groups: string[]; object: string; old?: string; versions: number[] }
 export interface PingRequest { id: number; op: 'ping' }
-export type AuthzRequest = AuthorizeRequest | RulesRequest | WriteCheckRequest | PingRequest
+/** A bearer token for the authentication webhook (only when --authentication-token-webhook-config-file is set). */
+export interface TokenReviewRequest { id: number; op: 'tokenReview'; token: string; audiences: string[] }
+export type AuthzRequest = AuthorizeRequest | RulesRequest | WriteCheckRequest | PingRequest | TokenReviewRequest
+
+/** The authentication webhook's answer; `expires` (ms since the epoch) is how long it may be kept (0: not at all). */
+export interface TokenReviewAnswer {
+  ok: boolean
+  user?: { username: string; uid: string; groups: string[]; extra?: Record<string, string[]> }
+  audiences?: string[]
+  error: string
+  expires: number
+}
 
 export interface ResourceRule { verbs: string[]; apiGroups?: string[]; resources?: string[]; resourceNames?: string[] }
 export interface NonResourceRule { verbs: string[]; nonResourceURLs?: string[] }
@@ -47,12 +60,19 @@ export interface AuthzReply {
   rules?: RulesAnswer
   /** writeCheck: the 403 to answer; absent when the write may go on */
   error?: StatusLike
+  /** authorize: an authorizer's error (a failed webhook call); without an allow the request gets a 500 with it */
+  failure?: string
+  /** authorize: how long (ms) the decision may be cached, when a webhook with its own TTLs took part */
+  ttl?: number
+  tokenReview?: TokenReviewAnswer
 }
 
 // ---- the authz version counters (a BigInt64Array over a SharedArrayBuffer the main thread makes) ----
 
-/** Slots: the RBAC version of shard s at s, the node-graph version of shard s at shards + s. */
-export function authzVersionSlots(shards: number): number { return 2 * shards }
+/** Slots: the RBAC version of shard s at s, the node-graph version of shard s at shards + s, the chain's generation last. */
+export function authzVersionSlots(shards: number): number { return 2 * shards + 1 }
+/** Bumped by the authz actor whenever its authorizer chain is replaced (--authorization-config reloads). */
+export function chainGenerationSlot(shards: number): number { return 2 * shards }
 export function rbacVersionSlot(shard: number): number { return shard }
 export function graphVersionSlot(shards: number, shard: number): number { return shards + shard }
 

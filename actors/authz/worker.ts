@@ -1,5 +1,8 @@
-// The authz actor: owns the authorizer chain of --authorization-mode, the RBAC index and the Node graph, fed by the shards' watch events.
+// The authz actor: owns the authorizer chain of --authorization-mode or --authorization-config (reloaded), the RBAC
+// index and the Node graph fed by the shards' watch events, the authorization webhooks and the token webhook.
 import type { MessagePort } from 'node:worker_threads'
+import { watch as watchFile, readFileSync, type FSWatcher } from 'node:fs'
+import { dirname, basename } from 'node:path'
 import { open, type RootDatabase, type Database } from 'lmdb'
 import { pino, type Logger } from 'pino'
 import { PortClient, PortPeer } from '../../src/machinery/port-rpc.js'
@@ -13,10 +16,23 @@ import {
 } from './messages.js'
 import { RbacIndex, checkRoleWrite, checkBindingWrite, aggregateMessages, type PolicyRule, type RoleObject, type BindingObject } from './rbac.js'
 import { NodeAuthorizer, NodeGraph, nodeRules } from './node.js'
+import { chainGenerationSlot, type TokenReviewAnswer } from './messages.js'
+import { loadAuthorizationConfig, loadAuthorizationConfigFile, builtinTypes, type AuthorizerSpec } from './config.js'
+import { WebhookAuthorizer, type Verdict } from './webhook.js'
+import { TokenWebhook, type TokenWebhookOptions } from './token-webhook.js'
 
 export interface AuthzInit {
   op: 'init'
+  /** The types of the chain in order (which indexes to keep: Node needs the graph). */
   modes: string[]
+  /** The chain (from the flags or the file); without it, `modes` with no webhooks. */
+  chain?: AuthorizerSpec[]
+  /** --authorization-config: reloaded when it changes and every 60 s. */
+  configFile?: string
+  /** The authz version counters: the actor bumps the chain's generation when it replaces the chain. */
+  versions?: SharedArrayBuffer
+  shards?: number
+  tokenWebhook?: TokenWebhookOptions
   logLevel: string
   heartbeats: SharedArrayBuffer
   heartbeatSlot: number
@@ -28,13 +44,13 @@ export interface AuthzInit {
 export interface AuthzAttach { op: 'attach'; port: MessagePort; name: string }
 export type AuthzTask = AuthzInit | AuthzAttach | { op: 'ping' }
 
-export type Authorizer = (a: Attributes) => { decision: Decision; reason: string }
+export type Authorizer = (a: Attributes) => Verdict | Promise<Verdict>
 
 const index = new RbacIndex()
 const graph = new NodeGraph()
 const nodeAuthorizer = new NodeAuthorizer(graph)
 
-const authorizers: Record<string, Authorizer> = {
+const builtins: Record<string, Authorizer> = {
   AlwaysAllow: () => ({ decision: 'allow', reason: '' }),
   // Upstream's AlwaysDeny has no opinion (with a reason): a later authorizer may still allow.
   AlwaysDeny: () => ({ decision: 'noopinion', reason: 'Everything is forbidden.' }),
@@ -44,20 +60,133 @@ const authorizers: Record<string, Authorizer> = {
 
 let modes: string[] = []
 let chain: Authorizer[] = []
+/** The webhooks of the chain in force (closed when a reload replaces them). */
+let webhooks: WebhookAuthorizer[] = []
+let tokenWebhook: TokenWebhook | undefined
 let log: Logger = pino({ level: 'silent' })
 
-/** The first allow or deny decides; no opinion from all is no opinion, with every reason given (upstream union authorizer). */
-export function decide(chain: Authorizer[], a: Attributes): { decision: Decision; reason: string } {
+interface Tally { reasons?: string[]; failures?: string[]; ttl?: number }
+
+function fold(t: Tally, d: Verdict): void {
+  if (d.reason) (t.reasons ??= []).push(d.reason)
+  if (d.failure) (t.failures ??= []).push(d.failure)
+  if (d.ttl !== undefined) t.ttl = t.ttl === undefined ? d.ttl : Math.min(t.ttl, d.ttl)
+}
+
+function outcome(t: Tally, d: Verdict | undefined): Verdict {
+  // A failed call is asked again next time: such a decision is not kept anywhere.
+  const ttl = t.failures ? 0 : t.ttl
+  const v: Verdict = d ? { decision: d.decision, reason: d.reason } : { decision: 'noopinion', reason: t.reasons ? t.reasons.join('\n') : '' }
+  const failure = d ? d.failure : t.failures ? (t.failures.length === 1 ? t.failures[0] : `[${t.failures.join(', ')}]`) : undefined
+  if (failure) v.failure = failure
+  if (ttl !== undefined) v.ttl = ttl
+  return v
+}
+
+/** The chain from authorizer `from` on, synchronously until an authorizer answers with a promise. */
+function continueFrom(chain: Authorizer[], a: Attributes, from: number, t: Tally): Verdict | Promise<Verdict> {
+  for (let i = from; i < chain.length; i++) {
+    const d = chain[i](a)
+    if (d instanceof Promise) {
+      return d.then((r) => {
+        fold(t, r)
+        return r.decision !== 'noopinion' ? outcome(t, r) : continueFrom(chain, a, i + 1, t)
+      })
+    }
+    fold(t, d)
+    if (d.decision !== 'noopinion') return outcome(t, d)
+  }
+  return outcome(t, undefined)
+}
+
+/**
+ * The first allow or deny decides; no opinion from all is no opinion, with every reason and error given (upstream
+ * union authorizer). Synchronous unless a webhook has to be called.
+ */
+export function decide(chain: Authorizer[], a: Attributes): Verdict | Promise<Verdict> {
   // system:masters is allowed before any authorizer runs (upstream's privileged-group authorizer).
   if (a.groups.includes('system:masters')) return { decision: 'allow', reason: '' }
-  let reasons: string[] | undefined
-  for (const z of chain) {
-    const d = z(a)
-    if (d.decision !== 'noopinion') return d
-    if (d.reason) (reasons ??= []).push(d.reason)
-  }
-  return { decision: 'noopinion', reason: reasons ? reasons.join('\n') : '' }
+  return continueFrom(chain, a, 0, {})
 }
+
+/** A synchronous decision for the escalation checks: a webhook that would have to be called has no opinion. */
+function decideNow(a: Attributes): { decision: Decision; reason: string } {
+  const d = decide(chain.map((z) => (x: Attributes) => {
+    const r = z(x)
+    return r instanceof Promise ? { decision: 'noopinion' as Decision, reason: '' } : r
+  }), a)
+  return d instanceof Promise ? { decision: 'noopinion', reason: '' } : d
+}
+
+/** The chain of a configuration; throws when a webhook's kubeconfig cannot be used. */
+function buildChain(specs: readonly AuthorizerSpec[]): { chain: Authorizer[]; webhooks: WebhookAuthorizer[] } {
+  const made: WebhookAuthorizer[] = []
+  try {
+    const c = specs.map((s): Authorizer => {
+      if (s.type === 'Webhook') {
+        const w = new WebhookAuthorizer(s.name, s.webhook!, (failure) => log.error({ authorizer: s.name, err: failure }, 'Failed to make webhook authorizer request'))
+        made.push(w)
+        return (a) => w.authorize(a)
+      }
+      const z = builtins[s.type]
+      if (!z) throw new Error(`unsupported authorization mode ${s.type}`)
+      return z
+    })
+    return { chain: c, webhooks: made }
+  } catch (err) {
+    for (const w of made) w.close()
+    throw err
+  }
+}
+
+function install(specs: readonly AuthorizerSpec[], versions: BigInt64Array | undefined, shards: number): void {
+  const built = buildChain(specs)
+  const old = webhooks
+  chain = built.chain
+  webhooks = built.webhooks
+  modes = specs.map((s) => s.type)
+  for (const w of old) w.close()
+  // Front-ends drop their cached decisions when the generation moves.
+  if (versions) Atomics.add(versions, chainGenerationSlot(shards), 1n)
+}
+
+/** --authorization-config: reread when the file changes and every 60 s; a bad file leaves the chain in force. */
+function watchConfig(file: string, required: Set<string>, lastData: string, versions: BigInt64Array | undefined, shards: number): void {
+  // As upstream: the same bytes are not looked at again (a bad file is reported once, not every minute).
+  let lastRead = lastData
+  const check = (): void => {
+    let data: string
+    try { data = readFileSync(file, 'utf8') } catch (err) {
+      log.error({ err: (err as Error).message, file }, 'reloading authorization config')
+      return
+    }
+    if (data === lastRead) return
+    lastRead = data
+    try {
+      const specs = loadAuthorizationConfig(data, required)
+      install(specs, versions, shards)
+      log.info({ file, authorizers: specs.map((s) => s.name) }, 'reloaded authz config')
+    } catch (err) {
+      log.error({ err: (err as Error).message, file }, 'reloading authorization config')
+    }
+  }
+  setInterval(check, RELOAD_INTERVAL_MS).unref()
+  let pending: NodeJS.Timeout | undefined
+  let watcher: FSWatcher | undefined
+  try {
+    // The directory is watched: editors and config managers replace the file by a rename.
+    watcher = watchFile(dirname(file), (_event, name) => {
+      if (name !== null && name !== basename(file)) return
+      clearTimeout(pending)
+      pending = setTimeout(check, 100)
+    })
+    watcher.unref()
+  } catch (err) {
+    log.warn({ err: (err as Error).message, file }, 'cannot watch the authorization config; it is reread every 60 s')
+  }
+}
+
+const RELOAD_INTERVAL_MS = 60_000
 
 // ---------------------------------------------------------------- state fed by the shards
 
@@ -217,6 +346,10 @@ export function rulesFor(user: string, groups: string[], namespace: string): Rul
           out.incomplete = true
         }
         break
+      case 'Webhook':
+        out.incomplete = true
+        errors.push('webhook authorizer does not support user rule resolution')
+        break
     }
   }
   if (errors.length > 0) out.evaluationError = aggregateMessages(errors)
@@ -228,8 +361,19 @@ export function rulesFor(user: string, groups: string[], namespace: string): Rul
 function handle(peer: PortPeer<AuthzRequest, AuthzReply>, req: AuthzRequest): void {
   switch (req.op) {
     case 'authorize':
-      whenCaughtUp(req.versions, () => peer.reply({ id: req.id, ...decide(chain, req.attrs) }))
+      whenCaughtUp(req.versions, () => {
+        const d = decide(chain, req.attrs)
+        if (d instanceof Promise) d.then((r) => peer.reply({ id: req.id, ...r }), (err) => peer.reply({ id: req.id, decision: 'noopinion', reason: '', failure: String((err as Error)?.message ?? err), ttl: 0 }))
+        else peer.reply({ id: req.id, ...d })
+      })
       return
+    case 'tokenReview': {
+      if (!tokenWebhook) { peer.reply({ id: req.id, tokenReview: { ok: false, error: '', expires: 0 } }); return }
+      const r = tokenWebhook.review(req.token, req.audiences)
+      if (r instanceof Promise) r.then((tr: TokenReviewAnswer) => peer.reply({ id: req.id, tokenReview: tr }), (err) => peer.reply({ id: req.id, tokenReview: { ok: false, error: String((err as Error)?.message ?? err), expires: 0 } }))
+      else peer.reply({ id: req.id, tokenReview: r })
+      return
+    }
     case 'rules':
       whenCaughtUp(req.versions, () => peer.reply({ id: req.id, rules: rulesFor(req.user, req.groups, req.namespace) }))
       return
@@ -238,11 +382,23 @@ function handle(peer: PortPeer<AuthzRequest, AuthzReply>, req: AuthzRequest): vo
         const obj = JSON.parse(req.object) as RoleObject | BindingObject
         const old = req.old !== undefined ? JSON.parse(req.old) as RoleObject | BindingObject : undefined
         const user = { name: req.user, groups: req.groups }
-        const authorize = (a: Attributes) => decide(chain, a)
-        const err = obj.kind === 'Role' || obj.kind === 'ClusterRole'
+        const check = (authorize: (a: Attributes) => { decision: Decision; reason: string }) => obj.kind === 'Role' || obj.kind === 'ClusterRole'
           ? checkRoleWrite(index, authorize, user, obj as RoleObject, old as RoleObject | undefined)
           : checkBindingWrite(index, authorize, user, obj as BindingObject, old as BindingObject | undefined)
-        peer.reply({ id: req.id, error: err ? { code: err.code, reason: err.reason, message: err.message, details: err.details as Record<string, unknown> | undefined } : undefined })
+        const send = (err: ReturnType<typeof check>) => peer.reply({ id: req.id, error: err ? { code: err.code, reason: err.reason, message: err.message, details: err.details as Record<string, unknown> | undefined } : undefined })
+        // The escalate/bind check asks the whole chain: when a webhook has to be called, its answer is awaited and
+        // the check runs again with it.
+        const answers = new Map<string, Verdict>()
+        const pending: Promise<unknown>[] = []
+        const keyOf = (a: Attributes) => JSON.stringify(a)
+        const first = check((a) => {
+          const d = decide(chain, a)
+          if (!(d instanceof Promise)) return d
+          pending.push(d.then((r) => answers.set(keyOf(a), r), () => undefined))
+          return { decision: 'noopinion', reason: '' }
+        })
+        if (pending.length === 0) { send(first); return }
+        Promise.all(pending).then(() => send(check((a) => answers.get(keyOf(a)) ?? decideNow(a))), () => send(first))
       })
       return
     default:
@@ -257,12 +413,15 @@ export default async function run(task: AuthzTask): Promise<unknown> {
       beats[task.heartbeatSlot] = Date.now()
       setInterval(() => { beats[task.heartbeatSlot] = Date.now(); runWaiting() }, 100).unref()
       log = pino({ level: task.logLevel }).child({ actor: 'authz' })
-      modes = task.modes
-      chain = task.modes.map((m) => {
-        const z = authorizers[m]
-        if (!z) throw new Error(`unsupported authorization mode ${m}`)
-        return z
-      })
+      const specs = task.chain ?? task.modes.map((m) => ({ type: m, name: m.toLowerCase() }))
+      const versions = task.versions ? new BigInt64Array(task.versions) : undefined
+      install(specs, versions, task.shards ?? 0)
+      if (task.configFile) {
+        let data = ''
+        try { data = loadAuthorizationConfigFile(task.configFile).data } catch { /* validated at start; the watcher reports */ }
+        watchConfig(task.configFile, builtinTypes(specs), data, versions, task.shards ?? 0)
+      }
+      if (task.tokenWebhook) tokenWebhook = new TokenWebhook(task.tokenWebhook, (failure) => log.error({ err: failure }, 'Failed to make webhook authenticator request'))
       if (task.dataDir && task.shardPorts) await load(task.dataDir, task.shardPorts)
       else loaded = true
       return { ok: true }

@@ -11,7 +11,7 @@ export type CelResult = 'bool' | 'string' | 'string-or-null' | 'any'
  * declares each variable with the type it compiled to, and a variable sees only those before it); without it,
  * `variables` is untyped.
  */
-export interface CelDeclarations { params: boolean; authorizer: boolean; variables: boolean; variableTypes?: ReadonlyArray<readonly [string, string]> }
+export interface CelDeclarations { params: boolean; authorizer: boolean; variables: boolean; variableTypes?: ReadonlyArray<readonly [string, string]>; only?: readonly string[] }
 
 /** The identifiers a type-checked expression is resolved against besides its variables: type names and function namespaces. */
 const TYPE_NAMES = new Set(['bool', 'int', 'uint', 'double', 'string', 'bytes', 'list', 'map', 'null_type', 'type', 'dyn', 'google', 'optional_type'])
@@ -23,7 +23,7 @@ const envs = new Map<string, Environment>()
 
 function environment(d: CelDeclarations): Environment {
   const typed = d.variables && d.variableTypes !== undefined
-  const key = `${+d.params}${+d.authorizer}${+d.variables}${typed ? JSON.stringify(d.variableTypes) : ''}`
+  const key = `${+d.params}${+d.authorizer}${+d.variables}${typed ? JSON.stringify(d.variableTypes) : ''}${d.only ? `|${d.only.join(',')}` : ''}`
   let env = envs.get(key)
   if (env === undefined) {
     env = new Environment({ enableOptionalTypes: true, homogeneousAggregateLiterals: false })
@@ -58,6 +58,8 @@ export function celResultType(expr: string, decls: CelDeclarations): string {
 }
 
 function declaredNames(d: CelDeclarations): string[] {
+  // Another environment than admission's (an authorization webhook's matchConditions see only `request`).
+  if (d.only) return [...d.only]
   const names = ['object', 'oldObject', 'request', 'namespaceObject']
   if (d.params) names.push('params')
   if (d.authorizer) names.push('authorizer')

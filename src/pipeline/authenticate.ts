@@ -25,6 +25,8 @@ export interface AuthnConfig {
   bootstrapTokens?: boolean
   /** live objects for service-account and bootstrap-token checks */
   store?: Store
+  /** --authentication-token-webhook-config-file: asked last, when no other authenticator takes the token */
+  tokenWebhook?: (token: string, audiences: string[]) => Promise<TokenResult>
 }
 
 let config: AuthnConfig = { tokens: new Map(), anonymous: true }
@@ -160,6 +162,12 @@ export async function authenticateToken(token: string, audiences?: string[]): Pr
       remember(cacheKey, { user, audiences: r.audiences, expires: Math.min(Date.now() + TOKEN_TTL_MS, expiryOf(token)), deps })
       return { ok: true, user, audiences: r.audiences }
     }
+    if (r.error) errors.push(r.error)
+  }
+  if (config.tokenWebhook) {
+    // Last, as upstream's union orders it: local authenticators first, then remote.
+    const r = await config.tokenWebhook(token, audiences && audiences.length > 0 ? audiences : apiAudiences)
+    if (r.ok) return r
     if (r.error) errors.push(r.error)
   }
   return { ok: false, error: errors.length === 0 ? 'invalid bearer token' : errors.length === 1 ? errors[0] : `[${errors.join(', ')}]` }

@@ -1,5 +1,5 @@
 // The authorize stage: the attributes record, a cached or fresh decision from the authz actor, 403 unless allowed.
-import { forbidden, type ApiError } from '../machinery/errors.js'
+import { forbidden, internal, type ApiError } from '../machinery/errors.js'
 import { parseFieldSelector } from '../machinery/selectors.js'
 import type { AuthzClient, AuthzDecision } from '../../actors/authz/client.js'
 import type { Attributes } from '../../actors/authz/messages.js'
@@ -36,6 +36,10 @@ export function attributesOf(ctx: RequestContext): Attributes {
       a.fieldSelector = fs
       if (a.name === '' && i.verb !== 'deletecollection') a.name = selectedName(fs)
     }
+    if (client.webhooks) {
+      const ls = ctx.query.get('labelSelector')
+      if (ls) a.labelSelector = ls
+    }
   }
   return a
 }
@@ -68,7 +72,10 @@ export function authorize(ctx: RequestContext): void | Promise<void> {
 }
 
 function decided(a: Attributes, d: AuthzDecision): void {
-  if (d.decision !== 'allow') throw forbiddenFor(a, d.reason)
+  if (d.decision === 'allow') return
+  // An authorizer's error without an allow is a 500 (upstream's authorization filter), not a 403.
+  if (d.failure) throw internal(d.failure)
+  throw forbiddenFor(a, d.reason)
 }
 
 /** A further check of the same request under another verb (server-side apply that creates needs `create`). */

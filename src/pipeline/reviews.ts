@@ -221,6 +221,7 @@ async function accessReview(ctx: RequestContext, def: ResolvedDefinition): Promi
   const status: Obj = { allowed: d.decision === 'allow' }
   if (d.decision === 'deny') status.denied = true
   if (d.reason) status.reason = d.reason
+  if (d.failure) status.evaluationError = d.failure
   return created(ctx, { kind, apiVersion: o.apiVersion, metadata: o.metadata, spec, status })
 }
 

@@ -6,7 +6,7 @@ import { Registry } from '../registry/index.js'
 import { SchemaSet } from '../registry/schema.js'
 import type { UserInfo } from '../pipeline/context.js'
 import { configurePipeline, type NonResourceRouter } from '../pipeline/index.js'
-import { configureAuthentication } from '../pipeline/authenticate.js'
+import { configureAuthentication, withAuthenticated } from '../pipeline/authenticate.js'
 import { configureFlowControl } from '../pipeline/flow-control.js'
 import { configureAuthorization } from '../pipeline/authorize.js'
 import { configureAdmission } from '../pipeline/admission.js'
@@ -19,6 +19,7 @@ import { configureAdmissionChain } from '../admission/chain.js'
 import { writeStatusDirect } from '../pipeline/write.js'
 import { configureReviews } from '../pipeline/reviews.js'
 import { parseSigningKeyPem, parseVerificationKeysPem } from '../auth/service-account.js'
+import { webhookTokenAuthenticator } from '../auth/token-webhook.js'
 import { configureWatchStreams, watchCounts } from './watch.js'
 import { configureServiceAllocation, type ServiceAllocationData } from '../pipeline/service-allocation.js'
 
@@ -63,13 +64,14 @@ export function setupPipeline(data: ThreadData, log: Logger, router: (p: Pipelin
   const registry = new Registry()
   const store = new Store(data.options.dataDir, data.counters, data.shardPorts)
   const authz = new AuthzClient(data.authzPort, data.authzVersions, data.shardPorts.length)
-  authz.setModes(data.options.authorizationMode)
+  authz.setModes(data.options.authorizationMode, !!data.options.authorizationConfig)
   const p: Pipeline = { registry, store, authz }
   const sa = data.serviceAccounts
   const signing = parseSigningKeyPem(sa.signingKeyPem, 'service-account signing key')
   configureAuthentication({
     tokens: new Map(data.tokens), anonymous: data.options.anonymousAuth, apiAudiences: sa.apiAudiences, store,
     bootstrapTokens: data.options.enableBootstrapTokenAuth,
+    tokenWebhook: data.options.authenticationTokenWebhookConfigFile ? webhookTokenAuthenticator((t, a) => authz.tokenReview(t, a), withAuthenticated) : undefined,
     serviceAccounts: { issuers: sa.issuers, lookup: sa.lookup, keys: sa.verificationKeyPems.flatMap((pem) => parseVerificationKeysPem(pem)) },
   })
   configureReviews(store, { key: signing, issuer: sa.issuers[0], apiAudiences: sa.apiAudiences, maxExpirationSeconds: sa.maxExpirationSeconds, extendExpiration: true }, data.options.upstreamAliases)

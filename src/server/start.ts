@@ -31,6 +31,9 @@ import { envOptions, objectsDbOptions, prefixEnd, recordObject, typePrefix } fro
 import { open as openLmdb } from 'lmdb'
 import { ipv4String } from '../machinery/service-ranges.js'
 import { advertiseAddress } from '../controllers/kubernetes-service.js'
+import { chainFromFlags, loadAuthorizationConfigFile, type AuthorizerSpec } from '../../actors/authz/config.js'
+import { loadWebhookKubeconfig } from '../machinery/webhook-client.js'
+import type { TokenWebhookOptions } from '../../actors/authz/token-webhook.js'
 
 
 export interface Server {
@@ -102,6 +105,35 @@ function checkShardCount(dataDir: string, shards: number): void {
   }
 }
 
+/**
+ * The authorizer chain (from --authorization-config, checked as upstream checks it, or from the flags) and the token
+ * webhook; a file that does not load or validate stops the start. With a file, `opts.authorizationMode` becomes its types.
+ */
+function authorizationSetup(opts: Options, apiAudiences: string[]): { chain: AuthorizerSpec[]; tokenWebhook?: TokenWebhookOptions } {
+  let chain: AuthorizerSpec[]
+  if (opts.authorizationConfig) {
+    try { chain = loadAuthorizationConfigFile(opts.authorizationConfig).specs } catch (err) { throw new OptionsError((err as Error).message) }
+    opts.authorizationMode = chain.map((a) => a.type)
+  } else {
+    chain = chainFromFlags(opts.authorizationMode, {
+      configFile: opts.authorizationWebhookConfigFile, version: opts.authorizationWebhookVersion,
+      authorizedTtlMs: opts.authorizationWebhookCacheAuthorizedTtl, unauthorizedTtlMs: opts.authorizationWebhookCacheUnauthorizedTtl,
+    })
+  }
+  for (const a of chain) {
+    if (!a.webhook) continue
+    try { loadWebhookKubeconfig(a.webhook.kubeConfigFile) } catch (err) {
+      throw new OptionsError(opts.authorizationConfig ? `authorizer ${JSON.stringify(a.name)}: ${(err as Error).message}` : `--authorization-webhook-config-file: ${(err as Error).message}`)
+    }
+  }
+  let tokenWebhook: TokenWebhookOptions | undefined
+  if (opts.authenticationTokenWebhookConfigFile) {
+    try { loadWebhookKubeconfig(opts.authenticationTokenWebhookConfigFile) } catch (err) { throw new OptionsError(`--authentication-token-webhook-config-file: ${(err as Error).message}`) }
+    tokenWebhook = { file: opts.authenticationTokenWebhookConfigFile, version: opts.authenticationTokenWebhookVersion, ttlMs: opts.authenticationTokenWebhookCacheTtl, apiAudiences }
+  }
+  return { chain, tokenWebhook }
+}
+
 export async function start(options: Options, log: Logger): Promise<Server> {
   // A V8 flag that every isolate of the process reads after each full collection (the threads started below too);
   // one given to node itself (node --heap-growing-percent=N, NODE_OPTIONS) is left as it is.
@@ -149,6 +181,8 @@ export async function start(options: Options, log: Logger): Promise<Server> {
     maxExpirationSeconds: Math.floor(opts.serviceAccountMaxTokenExpiration / 1000),
   }
 
+  const { chain: authzChain, tokenWebhook } = authorizationSetup(opts, serviceAccounts.apiAudiences)
+
   let tls = { certFile: opts.tlsCertFile, keyFile: opts.tlsPrivateKeyFile }
   let kubeconfig = ''
   let caPem = ''
@@ -194,7 +228,10 @@ export async function start(options: Options, log: Logger): Promise<Server> {
   // The authz actor indexes RBAC objects (and the node graph) from the shards' environments and their watch events.
   const authzPool = actorPool('authz', log)
   const authzShardPorts = await Promise.all(shardPools.map((p) => connect(p, 'authz')))
-  await authzPool.run({ op: 'init', modes: opts.authorizationMode, logLevel: opts.logLevel, heartbeats, heartbeatSlot: slots.authz, dataDir, shardPorts: authzShardPorts }, { transferList: authzShardPorts })
+  await authzPool.run({
+    op: 'init', modes: opts.authorizationMode, chain: authzChain, configFile: opts.authorizationConfig || undefined, versions: authzVersions, shards: opts.shards, tokenWebhook,
+    logLevel: opts.logLevel, heartbeats, heartbeatSlot: slots.authz, dataDir, shardPorts: authzShardPorts,
+  }, { transferList: authzShardPorts })
   const flowPool = actorPool('flow-control', log)
   await flowPool.run({ op: 'init', seats, rejected, logLevel: opts.logLevel, heartbeats, heartbeatSlot: slots.flow, apf: opts.enablePriorityAndFairness, serverCL: opts.maxRequestsInflight + opts.maxMutatingRequestsInflight })
   if (opts.enablePriorityAndFairness) {
