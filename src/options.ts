@@ -1,6 +1,7 @@
 // The Options type, its defaults, the flag table and resolveOptions (flag parsing and validation).
 import os from 'node:os'
 import { parseFeatureGates, FeatureGateError, type FeatureGates } from './machinery/feature-gates.js'
+import { admissionPluginErrors, registeredPluginNames } from './admission/plugins.js'
 import { ipv4Number, parseNodePortRange, parseServiceIPRange, DEFAULT_SERVICE_CLUSTER_IP_RANGE, DEFAULT_SERVICE_NODE_PORT_RANGE } from './machinery/service-ranges.js'
 
 export interface Options {
@@ -50,6 +51,10 @@ export interface Options {
   serviceNodePortRange: string
   /** the built-in controllers to run, as kube-controller-manager's --controllers: `*`, `name`, `-name` */
   controllers: string[]
+  /** admission plugins to run besides those on by default (upstream names) */
+  enableAdmissionPlugins: string[]
+  /** admission plugins on by default not to run (upstream names) */
+  disableAdmissionPlugins: string[]
 }
 
 const cores = os.availableParallelism()
@@ -89,6 +94,8 @@ export const defaultOptions: Readonly<Options> = Object.freeze({
   serviceClusterIpRange: DEFAULT_SERVICE_CLUSTER_IP_RANGE,
   serviceNodePortRange: DEFAULT_SERVICE_NODE_PORT_RANGE,
   controllers: ['*'],
+  enableAdmissionPlugins: [],
+  disableAdmissionPlugins: [],
 })
 
 /**
@@ -111,7 +118,7 @@ export const CONTROLLERS: ReadonlyArray<{ name: string; alias: string; byDefault
 type FlagType = 'string' | 'port' | 'int' | 'bool' | 'duration' | 'list' | 'address' | 'gates'
 
 /** `repeatable`: every occurrence of the flag adds its items (a list flag otherwise replaces the previous value). */
-interface Flag { option: keyof Options; type: FlagType; help: string; min?: number; values?: string[]; repeatable?: boolean }
+interface Flag { option: keyof Options; type: FlagType; help: string; min?: number; values?: string[]; repeatable?: boolean; emptyOk?: boolean }
 
 export const flags: Record<string, Flag> = {
   'bind-address': { option: 'bindAddress', type: 'address', help: 'IP address to listen on' },
@@ -146,6 +153,8 @@ export const flags: Record<string, Flag> = {
   'service-cluster-ip-range': { option: 'serviceClusterIpRange', type: 'string', help: 'IPv4 CIDR that services\' cluster IPs are allocated from (its first address is the API server\'s own Service\'s); mask /12 to /29' },
   'service-node-port-range': { option: 'serviceNodePortRange', type: 'string', help: 'ports that NodePort and LoadBalancer services\' node ports are allocated from: low-high, low+count, or one port' },
   controllers: { option: 'controllers', type: 'list', help: `built-in controllers to run: '*' (those on by default), 'name' (on), '-name' (off); names: ${CONTROLLERS.map((c) => c.name + (c.byDefault ? '' : ' (off by default)')).join(', ')}` },
+  'enable-admission-plugins': { option: 'enableAdmissionPlugins', type: 'list', repeatable: true, emptyOk: true, help: `admission plugins to run in addition to those on by default (NamespaceLifecycle, LimitRanger, ServiceAccount, NodeRestriction, Priority, ValidatingAdmissionPolicy, ResourceQuota). Comma-delimited list of admission plugins: ${registeredPluginNames().join(', ')}. The order of plugins in this flag does not matter` },
+  'disable-admission-plugins': { option: 'disableAdmissionPlugins', type: 'list', repeatable: true, emptyOk: true, help: `admission plugins not to run although they are on by default. Comma-delimited list of admission plugins: ${registeredPluginNames().join(', ')}. The order of plugins in this flag does not matter` },
   'log-level': { option: 'logLevel', type: 'string', values: ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'], help: 'pino log level' },
 }
 
@@ -204,7 +213,7 @@ function parseValue(name: string, flag: Flag, raw: string): unknown {
     case 'list': {
       // A repeatable flag names one value per occurrence unless it is a comma list (issuers are URLs without commas).
       const items = raw.split(',').map((s) => s.trim()).filter(Boolean)
-      if (items.length === 0) throw bad('must not be empty')
+      if (items.length === 0 && !flag.emptyOk) throw bad('must not be empty')
       for (const it of items) if (flag.values && !flag.values.includes(it)) throw bad(`unsupported value "${it}"; supported: ${flag.values.join(', ')}`)
       return items
     }
@@ -215,6 +224,7 @@ export function resolveOptions(argv: string[]): Options {
   const opts: Options = {
     ...defaultOptions, authorizationMode: [...defaultOptions.authorizationMode], featureGates: { ...defaultOptions.featureGates }, featureGateWarnings: [],
     serviceAccountKeyFile: [], serviceAccountIssuer: [...defaultOptions.serviceAccountIssuer], apiAudiences: [],
+    enableAdmissionPlugins: [], disableAdmissionPlugins: [],
   }
   const repeated = new Set<string>()
   for (let i = 0; i < argv.length; i++) {
@@ -254,11 +264,29 @@ export function resolveOptions(argv: string[]): Options {
   if (opts.securePort === 0 && opts.port === 0) throw new OptionsError('flags --secure-port and --port are both 0: nothing to serve')
   serviceRangesOf(opts)
   enabledControllers(opts.controllers)
+  checkAdmissionPlugins(opts)
   if (opts.advertiseAddress !== '') {
     const n = ipv4Number(opts.advertiseAddress)
     if (n === undefined || n === 0 || n >>> 24 === 127) throw new OptionsError(`invalid value "${opts.advertiseAddress}" for flag --advertise-address: must be an IPv4 address that is not loopback or unspecified`)
   }
   return opts
+}
+
+/**
+ * The admission plugin flags, checked as upstream checks them; several errors are reported together as upstream's
+ * aggregate prints them (start() asks again for callers that skip resolveOptions).
+ */
+export function checkAdmissionPlugins(opts: Partial<Pick<Options, 'enableAdmissionPlugins' | 'disableAdmissionPlugins'>>): void {
+  const errs = admissionPluginErrors(opts.enableAdmissionPlugins ?? [], opts.disableAdmissionPlugins ?? [])
+  if (errs.length === 1) throw new OptionsError(errs[0])
+  if (errs.length > 1) throw new OptionsError(`[${errs.join(', ')}]`)
+}
+
+/** The flags and their help, as `--help` prints them. */
+export function usage(): string {
+  const lines = ['Usage: orch-apiserver [flags]', '', 'Flags:']
+  for (const [name, f] of Object.entries(flags)) lines.push(`      --${name} ${f.type === 'bool' ? '' : f.type}`.trimEnd(), `            ${f.help}`)
+  return lines.join('\n') + '\n'
 }
 
 /** The controllers `--controllers` runs (their names): an error names the flag and the unknown name. */

@@ -8,7 +8,7 @@ import v8 from 'node:v8'
 import { Piscina } from 'piscina'
 import type { Logger } from 'pino'
 import type { Options } from '../options.js'
-import { OptionsError, serviceRangesOf } from '../options.js'
+import { OptionsError, serviceRangesOf, checkAdmissionPlugins } from '../options.js'
 import { ensurePki, ensureAdminToken, writeAdminKubeconfig } from '../bootstrap/pki.js'
 import { readTokenFile } from '../auth/token-file.js'
 import { loadServiceAccountKeys, type ServiceAccountKeys } from '../auth/service-account.js'
@@ -113,6 +113,7 @@ export async function start(options: Options, log: Logger): Promise<Server> {
   mkdirSync(dataDir, { recursive: true })
   checkShardCount(dataDir, opts.shards)
   const serviceRanges = serviceRangesOf(opts)
+  checkAdmissionPlugins(opts)
 
   const httpsPort = opts.securePort > 0 ? await probePort(opts.bindAddress, opts.securePort, 'secure-port') : 0
   const httpPort = opts.port > 0 ? await probePort(opts.bindAddress, opts.port, 'port') : 0
