@@ -16,6 +16,8 @@ export interface Options {
   tokenAuthFile: string
   anonymousAuth: boolean
   authorizationMode: string[]
+  /** the ABAC policy file (one JSON policy a line), for mode ABAC */
+  authorizationPolicyFile: string
   /** private key that signs service-account tokens (PEM); generated in the data dir when no key is given */
   serviceAccountSigningKeyFile: string
   /** keys that verify service-account tokens (PEM; repeatable) */
@@ -71,6 +73,7 @@ export const defaultOptions: Readonly<Options> = Object.freeze({
   tokenAuthFile: '',
   anonymousAuth: true,
   authorizationMode: ['Node', 'RBAC'],
+  authorizationPolicyFile: '',
   serviceAccountSigningKeyFile: '',
   serviceAccountKeyFile: [],
   serviceAccountIssuer: ['https://orch.default.svc.cluster.local'],
@@ -131,7 +134,8 @@ export const flags: Record<string, Flag> = {
   shards: { option: 'shards', type: 'int', min: 1, help: 'number of shard actors (fixed once data exists)' },
   'token-auth-file': { option: 'tokenAuthFile', type: 'string', help: 'static token CSV: token,user,uid,"group1,group2"' },
   'anonymous-auth': { option: 'anonymousAuth', type: 'bool', help: 'admit requests without credentials as system:anonymous' },
-  'authorization-mode': { option: 'authorizationMode', type: 'list', values: ['AlwaysAllow', 'AlwaysDeny', 'Node', 'RBAC'], help: 'ordered authorizers' },
+  'authorization-mode': { option: 'authorizationMode', type: 'list', values: ['AlwaysAllow', 'AlwaysDeny', 'ABAC', 'Node', 'RBAC'], help: 'ordered authorizers' },
+  'authorization-policy-file': { option: 'authorizationPolicyFile', type: 'string', help: 'file with the ABAC policies of --authorization-mode=ABAC, one JSON object a line (abac.authorization.orch.io/v1beta1 Policy, or the unversioned form)' },
   'service-account-signing-key-file': { option: 'serviceAccountSigningKeyFile', type: 'string', help: 'private key (PEM) that signs service-account tokens; generated in the data dir when no key is given' },
   'service-account-key-file': { option: 'serviceAccountKeyFile', type: 'list', repeatable: true, help: 'PEM keys that verify service-account tokens (repeatable, comma-separated)' },
   'service-account-issuer': { option: 'serviceAccountIssuer', type: 'list', repeatable: true, help: 'issuer of service-account tokens; repeat to accept more issuers (the first signs)' },
@@ -257,6 +261,8 @@ export function resolveOptions(argv: string[]): Options {
   }
   const modes = opts.authorizationMode
   if (new Set(modes).size !== modes.length) throw new OptionsError(`invalid value "${modes.join(',')}" for flag --authorization-mode: a mode may be named only once`)
+  if (modes.includes('ABAC') && opts.authorizationPolicyFile === '') throw new OptionsError("authorization-mode ABAC's authorization policy file not passed")
+  if (opts.authorizationPolicyFile !== '' && !modes.includes('ABAC')) throw new OptionsError('cannot specify --authorization-policy-file without mode ABAC')
   if (opts.serviceAccountIssuer.some((i) => i === '')) throw new OptionsError('flag --service-account-issuer: an issuer may not be empty')
   if ((opts.tlsCertFile === '') !== (opts.tlsPrivateKeyFile === '')) {
     throw new OptionsError('flags --tls-cert-file and --tls-private-key-file must be given together')

@@ -13,10 +13,13 @@ import {
 } from './messages.js'
 import { RbacIndex, checkRoleWrite, checkBindingWrite, aggregateMessages, type PolicyRule, type RoleObject, type BindingObject } from './rbac.js'
 import { NodeAuthorizer, NodeGraph, nodeRules } from './node.js'
+import { abacAuthorize, abacRules, type AbacPolicy } from './abac.js'
 
 export interface AuthzInit {
   op: 'init'
   modes: string[]
+  /** The policies of --authorization-policy-file (mode ABAC), parsed by the main thread at start. */
+  abacPolicies?: AbacPolicy[]
   logLevel: string
   heartbeats: SharedArrayBuffer
   heartbeatSlot: number
@@ -34,7 +37,10 @@ const index = new RbacIndex()
 const graph = new NodeGraph()
 const nodeAuthorizer = new NodeAuthorizer(graph)
 
+let abacPolicies: AbacPolicy[] = []
+
 const authorizers: Record<string, Authorizer> = {
+  ABAC: (a) => abacAuthorize(abacPolicies, a),
   AlwaysAllow: () => ({ decision: 'allow', reason: '' }),
   // Upstream's AlwaysDeny has no opinion (with a reason): a later authorizer may still allow.
   AlwaysDeny: () => ({ decision: 'noopinion', reason: 'Everything is forbidden.' }),
@@ -211,6 +217,12 @@ export function rulesFor(user: string, groups: string[], namespace: string): Rul
         if (r.errors.length > 0) { out.incomplete = true; errors.push(...r.errors) }
         break
       }
+      case 'ABAC': {
+        const r = abacRules(abacPolicies, user, groups, namespace)
+        out.resourceRules.push(...r.resourceRules)
+        out.nonResourceRules.push(...r.nonResourceRules)
+        break
+      }
       case 'Node':
         if (nodeIdentity(user, groups).isNode) {
           split(nodeRules(), out)
@@ -258,6 +270,7 @@ export default async function run(task: AuthzTask): Promise<unknown> {
       setInterval(() => { beats[task.heartbeatSlot] = Date.now(); runWaiting() }, 100).unref()
       log = pino({ level: task.logLevel }).child({ actor: 'authz' })
       modes = task.modes
+      abacPolicies = task.abacPolicies ?? []
       chain = task.modes.map((m) => {
         const z = authorizers[m]
         if (!z) throw new Error(`unsupported authorization mode ${m}`)
