@@ -1,13 +1,18 @@
 // Entry point: flags → Options → start(); logs one line telling how to use the server.
 import { pino } from 'pino'
-import { resolveOptions, OptionsError } from './options.js'
+import { resolveOptions, OptionsError, usage } from './options.js'
 import { start } from './server/start.js'
 import { lmdbAddon } from './machinery/lmdb-addon.js'
 
 async function main(): Promise<void> {
+  const argv = process.argv.slice(2)
+  if (argv.includes('--help') || argv.includes('-h')) {
+    process.stdout.write(usage())
+    return
+  }
   let options
   try {
-    options = resolveOptions(process.argv.slice(2))
+    options = resolveOptions(argv)
   } catch (err) {
     if (err instanceof OptionsError) {
       process.stderr.write(`orch-apiserver: ${err.message}\n`)

@@ -1,6 +1,7 @@
 // The Options type, its defaults, the flag table and resolveOptions (flag parsing and validation).
 import os from 'node:os'
 import { parseFeatureGates, FeatureGateError, type FeatureGates } from './machinery/feature-gates.js'
+import { admissionPluginErrors, registeredPluginNames } from './admission/plugins.js'
 import { ipv4Number, parseNodePortRange, parseServiceIPRange, DEFAULT_SERVICE_CLUSTER_IP_RANGE, DEFAULT_SERVICE_NODE_PORT_RANGE } from './machinery/service-ranges.js'
 
 export interface Options {
@@ -15,6 +16,8 @@ export interface Options {
   tokenAuthFile: string
   anonymousAuth: boolean
   authorizationMode: string[]
+  /** the ABAC policy file (one JSON policy a line), for mode ABAC */
+  authorizationPolicyFile: string
   /** private key that signs service-account tokens (PEM); generated in the data dir when no key is given */
   serviceAccountSigningKeyFile: string
   /** keys that verify service-account tokens (PEM; repeatable) */
@@ -64,6 +67,10 @@ export interface Options {
   authorizationWebhookVersion: string
   /** an AuthorizationConfiguration file (instead of --authorization-mode and the webhook flags; reloaded) */
   authorizationConfig: string
+  /** admission plugins to run besides those on by default (upstream names) */
+  enableAdmissionPlugins: string[]
+  /** admission plugins on by default not to run (upstream names) */
+  disableAdmissionPlugins: string[]
 }
 
 const cores = os.availableParallelism()
@@ -80,6 +87,7 @@ export const defaultOptions: Readonly<Options> = Object.freeze({
   tokenAuthFile: '',
   anonymousAuth: true,
   authorizationMode: ['Node', 'RBAC'],
+  authorizationPolicyFile: '',
   serviceAccountSigningKeyFile: '',
   serviceAccountKeyFile: [],
   serviceAccountIssuer: ['https://orch.default.svc.cluster.local'],
@@ -111,6 +119,8 @@ export const defaultOptions: Readonly<Options> = Object.freeze({
   authorizationWebhookCacheUnauthorizedTtl: 30 * 1000,
   authorizationWebhookVersion: 'v1beta1',
   authorizationConfig: '',
+  enableAdmissionPlugins: [],
+  disableAdmissionPlugins: [],
 })
 
 /**
@@ -133,7 +143,7 @@ export const CONTROLLERS: ReadonlyArray<{ name: string; alias: string; byDefault
 type FlagType = 'string' | 'port' | 'int' | 'bool' | 'duration' | 'list' | 'address' | 'gates'
 
 /** `repeatable`: every occurrence of the flag adds its items (a list flag otherwise replaces the previous value). */
-interface Flag { option: keyof Options; type: FlagType; help: string; min?: number; values?: string[]; repeatable?: boolean }
+interface Flag { option: keyof Options; type: FlagType; help: string; min?: number; values?: string[]; repeatable?: boolean; emptyOk?: boolean }
 
 export const flags: Record<string, Flag> = {
   'bind-address': { option: 'bindAddress', type: 'address', help: 'IP address to listen on' },
@@ -146,7 +156,7 @@ export const flags: Record<string, Flag> = {
   shards: { option: 'shards', type: 'int', min: 1, help: 'number of shard actors (fixed once data exists)' },
   'token-auth-file': { option: 'tokenAuthFile', type: 'string', help: 'static token CSV: token,user,uid,"group1,group2"' },
   'anonymous-auth': { option: 'anonymousAuth', type: 'bool', help: 'admit requests without credentials as system:anonymous' },
-  'authorization-mode': { option: 'authorizationMode', type: 'list', values: ['AlwaysAllow', 'AlwaysDeny', 'Node', 'RBAC', 'Webhook'], help: 'ordered authorizers' },
+  'authorization-mode': { option: 'authorizationMode', type: 'list', values: ['AlwaysAllow', 'AlwaysDeny', 'ABAC', 'Node', 'RBAC', 'Webhook'], help: 'ordered authorizers' },
   'authorization-webhook-config-file': { option: 'authorizationWebhookConfigFile', type: 'string', help: 'kubeconfig-format file of the authorization webhook, used with --authorization-mode=Webhook' },
   'authorization-webhook-cache-authorized-ttl': { option: 'authorizationWebhookCacheAuthorizedTtl', type: 'duration', help: 'how long the authorization webhook\'s "authorized" answers are cached' },
   'authorization-webhook-cache-unauthorized-ttl': { option: 'authorizationWebhookCacheUnauthorizedTtl', type: 'duration', help: 'how long the authorization webhook\'s "unauthorized" answers are cached' },
@@ -155,6 +165,7 @@ export const flags: Record<string, Flag> = {
   'authentication-token-webhook-config-file': { option: 'authenticationTokenWebhookConfigFile', type: 'string', help: 'kubeconfig-format file of the token authentication webhook (TokenReview)' },
   'authentication-token-webhook-cache-ttl': { option: 'authenticationTokenWebhookCacheTtl', type: 'duration', help: 'how long the token webhook\'s answers are cached' },
   'authentication-token-webhook-version': { option: 'authenticationTokenWebhookVersion', type: 'string', values: ['v1', 'v1beta1'], help: 'the authentication.orch.io TokenReview version sent to the token webhook' },
+  'authorization-policy-file': { option: 'authorizationPolicyFile', type: 'string', help: 'file with the ABAC policies of --authorization-mode=ABAC, one JSON object a line (abac.authorization.orch.io/v1beta1 Policy, or the unversioned form)' },
   'service-account-signing-key-file': { option: 'serviceAccountSigningKeyFile', type: 'string', help: 'private key (PEM) that signs service-account tokens; generated in the data dir when no key is given' },
   'service-account-key-file': { option: 'serviceAccountKeyFile', type: 'list', repeatable: true, help: 'PEM keys that verify service-account tokens (repeatable, comma-separated)' },
   'service-account-issuer': { option: 'serviceAccountIssuer', type: 'list', repeatable: true, help: 'issuer of service-account tokens; repeat to accept more issuers (the first signs)' },
@@ -176,6 +187,8 @@ export const flags: Record<string, Flag> = {
   'service-cluster-ip-range': { option: 'serviceClusterIpRange', type: 'string', help: 'IPv4 CIDR that services\' cluster IPs are allocated from (its first address is the API server\'s own Service\'s); mask /12 to /29' },
   'service-node-port-range': { option: 'serviceNodePortRange', type: 'string', help: 'ports that NodePort and LoadBalancer services\' node ports are allocated from: low-high, low+count, or one port' },
   controllers: { option: 'controllers', type: 'list', help: `built-in controllers to run: '*' (those on by default), 'name' (on), '-name' (off); names: ${CONTROLLERS.map((c) => c.name + (c.byDefault ? '' : ' (off by default)')).join(', ')}` },
+  'enable-admission-plugins': { option: 'enableAdmissionPlugins', type: 'list', repeatable: true, emptyOk: true, help: `admission plugins to run in addition to those on by default (NamespaceLifecycle, LimitRanger, ServiceAccount, NodeRestriction, Priority, ValidatingAdmissionPolicy, ResourceQuota). Comma-delimited list of admission plugins: ${registeredPluginNames().join(', ')}. The order of plugins in this flag does not matter` },
+  'disable-admission-plugins': { option: 'disableAdmissionPlugins', type: 'list', repeatable: true, emptyOk: true, help: `admission plugins not to run although they are on by default. Comma-delimited list of admission plugins: ${registeredPluginNames().join(', ')}. The order of plugins in this flag does not matter` },
   'log-level': { option: 'logLevel', type: 'string', values: ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'], help: 'pino log level' },
 }
 
@@ -234,7 +247,7 @@ function parseValue(name: string, flag: Flag, raw: string): unknown {
     case 'list': {
       // A repeatable flag names one value per occurrence unless it is a comma list (issuers are URLs without commas).
       const items = raw.split(',').map((s) => s.trim()).filter(Boolean)
-      if (items.length === 0) throw bad('must not be empty')
+      if (items.length === 0 && !flag.emptyOk) throw bad('must not be empty')
       for (const it of items) if (flag.values && !flag.values.includes(it)) throw bad(`unsupported value "${it}"; supported: ${flag.values.join(', ')}`)
       return items
     }
@@ -245,6 +258,7 @@ export function resolveOptions(argv: string[]): Options {
   const opts: Options = {
     ...defaultOptions, authorizationMode: [...defaultOptions.authorizationMode], featureGates: { ...defaultOptions.featureGates }, featureGateWarnings: [],
     serviceAccountKeyFile: [], serviceAccountIssuer: [...defaultOptions.serviceAccountIssuer], apiAudiences: [],
+    enableAdmissionPlugins: [], disableAdmissionPlugins: [],
   }
   const repeated = new Set<string>()
   const given = new Set<string>()
@@ -280,6 +294,8 @@ export function resolveOptions(argv: string[]): Options {
   checkAuthorizationFlags(opts, given)
   const modes = opts.authorizationMode
   if (new Set(modes).size !== modes.length) throw new OptionsError(`invalid value "${modes.join(',')}" for flag --authorization-mode: a mode may be named only once`)
+  if (modes.includes('ABAC') && opts.authorizationPolicyFile === '') throw new OptionsError("authorization-mode ABAC's authorization policy file not passed")
+  if (opts.authorizationPolicyFile !== '' && !modes.includes('ABAC')) throw new OptionsError('cannot specify --authorization-policy-file without mode ABAC')
   if (opts.serviceAccountIssuer.some((i) => i === '')) throw new OptionsError('flag --service-account-issuer: an issuer may not be empty')
   if ((opts.tlsCertFile === '') !== (opts.tlsPrivateKeyFile === '')) {
     throw new OptionsError('flags --tls-cert-file and --tls-private-key-file must be given together')
@@ -287,6 +303,7 @@ export function resolveOptions(argv: string[]): Options {
   if (opts.securePort === 0 && opts.port === 0) throw new OptionsError('flags --secure-port and --port are both 0: nothing to serve')
   serviceRangesOf(opts)
   enabledControllers(opts.controllers)
+  checkAdmissionPlugins(opts)
   if (opts.advertiseAddress !== '') {
     const n = ipv4Number(opts.advertiseAddress)
     if (n === undefined || n === 0 || n >>> 24 === 127) throw new OptionsError(`invalid value "${opts.advertiseAddress}" for flag --advertise-address: must be an IPv4 address that is not loopback or unspecified`)
@@ -304,6 +321,23 @@ function checkAuthorizationFlags(opts: Options, given: Set<string>): void {
   const modes = opts.authorizationMode
   if (modes.includes('Webhook') && opts.authorizationWebhookConfigFile === '') throw new OptionsError('authorization-mode Webhook\'s authorization config file not passed')
   if (opts.authorizationWebhookConfigFile !== '' && !modes.includes('Webhook')) throw new OptionsError('cannot specify --authorization-webhook-config-file without mode Webhook')
+}
+
+/**
+ * The admission plugin flags, checked as upstream checks them; several errors are reported together as upstream's
+ * aggregate prints them (start() asks again for callers that skip resolveOptions).
+ */
+export function checkAdmissionPlugins(opts: Partial<Pick<Options, 'enableAdmissionPlugins' | 'disableAdmissionPlugins'>>): void {
+  const errs = admissionPluginErrors(opts.enableAdmissionPlugins ?? [], opts.disableAdmissionPlugins ?? [])
+  if (errs.length === 1) throw new OptionsError(errs[0])
+  if (errs.length > 1) throw new OptionsError(`[${errs.join(', ')}]`)
+}
+
+/** The flags and their help, as `--help` prints them. */
+export function usage(): string {
+  const lines = ['Usage: orch-apiserver [flags]', '', 'Flags:']
+  for (const [name, f] of Object.entries(flags)) lines.push(`      --${name} ${f.type === 'bool' ? '' : f.type}`.trimEnd(), `            ${f.help}`)
+  return lines.join('\n') + '\n'
 }
 
 /** The controllers `--controllers` runs (their names): an error names the flag and the unknown name. */

@@ -20,6 +20,7 @@ import { chainGenerationSlot, type TokenReviewAnswer } from './messages.js'
 import { loadAuthorizationConfig, loadAuthorizationConfigFile, builtinTypes, type AuthorizerSpec } from './config.js'
 import { WebhookAuthorizer, type Verdict } from './webhook.js'
 import { TokenWebhook, type TokenWebhookOptions } from './token-webhook.js'
+import { abacAuthorize, abacRules, type AbacPolicy } from './abac.js'
 
 export interface AuthzInit {
   op: 'init'
@@ -33,6 +34,8 @@ export interface AuthzInit {
   versions?: SharedArrayBuffer
   shards?: number
   tokenWebhook?: TokenWebhookOptions
+  /** The policies of --authorization-policy-file (mode ABAC), parsed by the main thread at start. */
+  abacPolicies?: AbacPolicy[]
   logLevel: string
   heartbeats: SharedArrayBuffer
   heartbeatSlot: number
@@ -50,7 +53,10 @@ const index = new RbacIndex()
 const graph = new NodeGraph()
 const nodeAuthorizer = new NodeAuthorizer(graph)
 
+let abacPolicies: AbacPolicy[] = []
+
 const builtins: Record<string, Authorizer> = {
+  ABAC: (a) => abacAuthorize(abacPolicies, a),
   AlwaysAllow: () => ({ decision: 'allow', reason: '' }),
   // Upstream's AlwaysDeny has no opinion (with a reason): a later authorizer may still allow.
   AlwaysDeny: () => ({ decision: 'noopinion', reason: 'Everything is forbidden.' }),
@@ -340,6 +346,12 @@ export function rulesFor(user: string, groups: string[], namespace: string): Rul
         if (r.errors.length > 0) { out.incomplete = true; errors.push(...r.errors) }
         break
       }
+      case 'ABAC': {
+        const r = abacRules(abacPolicies, user, groups, namespace)
+        out.resourceRules.push(...r.resourceRules)
+        out.nonResourceRules.push(...r.nonResourceRules)
+        break
+      }
       case 'Node':
         if (nodeIdentity(user, groups).isNode) {
           split(nodeRules(), out)
@@ -413,6 +425,7 @@ export default async function run(task: AuthzTask): Promise<unknown> {
       beats[task.heartbeatSlot] = Date.now()
       setInterval(() => { beats[task.heartbeatSlot] = Date.now(); runWaiting() }, 100).unref()
       log = pino({ level: task.logLevel }).child({ actor: 'authz' })
+      abacPolicies = task.abacPolicies ?? []
       const specs = task.chain ?? task.modes.map((m) => ({ type: m, name: m.toLowerCase() }))
       const versions = task.versions ? new BigInt64Array(task.versions) : undefined
       install(specs, versions, task.shards ?? 0)

@@ -56,8 +56,13 @@ export function limitRangeWritesSlot(shards: number): number { return 4 + shards
  * namespaces that have quotas while it does not move.
  */
 export function resourceQuotaSetWritesSlot(shards: number): number { return 5 + shards }
+/**
+ * Then a count of ServiceAccount writes, bumped the same way: the ServiceAccount admission plugin keeps the accounts it
+ * looked up (one per pod create) while it does not move.
+ */
+export function serviceAccountWritesSlot(shards: number): number { return 6 + shards }
 /** Slots of the counters array for `shards` shards. */
-export function counterSlots(shards: number): number { return 6 + shards }
+export function counterSlots(shards: number): number { return 7 + shards }
 /** The type prefix of namespaces (keys `/namespaces//<name>`). */
 export const NAMESPACES_PREFIX = '/namespaces/'
 /** The type prefix of PriorityClasses. */
@@ -68,3 +73,5 @@ export const ADMISSION_POLICY_BINDINGS_PREFIX = 'admissionregistration.orch.io/v
 /** The type prefixes of LimitRanges and ResourceQuotas (core group). */
 export const LIMIT_RANGES_PREFIX = '/limitranges/'
 export const RESOURCE_QUOTAS_PREFIX = '/resourcequotas/'
+/** The type prefix of ServiceAccounts. */
+export const SERVICE_ACCOUNTS_PREFIX = '/serviceaccounts/'

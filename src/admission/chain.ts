@@ -1,5 +1,6 @@
-// Admission that needs the requesting user and live objects: LimitRanger, Priority, NodeRestriction, the RBAC
-// escalation checks of role and binding writes, ResourceQuota, then ValidatingAdmissionPolicy.
+// Admission that needs the requesting user and live objects: LimitRanger, ServiceAccount, NodeRestriction, Priority, the
+// RBAC escalation checks of role and binding writes, ValidatingAdmissionPolicy, then ResourceQuota; each only when
+// --enable-admission-plugins / --disable-admission-plugins leave it on (plugins.ts).
 import { nodeIdentity } from '../machinery/node-refs.js'
 import { objectKey, recordObject, recordRv, splitKey, typePrefix } from '../machinery/storage-format.js'
 import type { Obj, ResolvedDefinition } from '../registry/define.js'
@@ -13,6 +14,11 @@ import { admitPolicies, configurePolicyAdmission, policiesBound, type RequestKin
 import { limitRangeView, mutatePodLimits, validateLimits, type LimitRangeView } from './limit-ranger.js'
 import { evaluatorFor, quotaState, type QuotaState } from './resource-quota.js'
 import { evaluateQuota, type QuotaStore } from './quota-admission.js'
+import { enabled } from './plugins.js'
+import {
+  admitPodServiceAccount, configureServiceAccountLookups, defaultAccountWait, lookupAccount, validateEphemeralServiceAccount,
+  validatePodServiceAccount,
+} from './service-account.js'
 
 const RBAC_GROUP = 'rbac.authorization.orch.io'
 const RBAC_WRITES = new Set(['roles', 'clusterroles', 'rolebindings', 'clusterrolebindings'])
@@ -29,6 +35,7 @@ export function configureAdmissionChain(s: Store, a: AuthzClient, r: Registry, w
   authz = a
   writeStatus = w
   configurePolicyAdmission(s, r, a)
+  configureServiceAccountLookups(s)
 }
 
 function read(resource: string, namespace: string, name: string): Obj | undefined {
@@ -137,15 +144,32 @@ function subjectName(ctx: RequestContext, o: Obj | undefined): string {
 }
 
 /**
- * Mutating admission, run after a write's defaults and before its strategy and validation (whoever asks): the
- * LimitRanger's and the Priority plugin's pod halves. Throws the error to answer.
+ * What a pod create must wait for before its admission, which is synchronous: its namespace's default ServiceAccount,
+ * when it is about to be made (see defaultAccountWait). Undefined, at once, in every other case.
  */
-export function admitMutating(ctx: RequestContext, def: ResolvedDefinition, operation: AdmissionOperation, object: Obj, oldObject?: Obj): void {
+export function admissionLookups(ctx: RequestContext, def: ResolvedDefinition, body: Obj): Promise<void> | undefined {
+  if (!enabled.serviceAccount || def.group !== '' || def.resource !== 'pods' || ctx.info.subresource !== '') return undefined
+  return defaultAccountWait(ctx.info.namespace, body)
+}
+
+/**
+ * Mutating admission, run after a write's defaults and before its strategy and validation (whoever asks): the pod
+ * halves of LimitRanger, ServiceAccount and Priority, in upstream's order. `generatedFrom`: the generateName a create
+ * generated its name from (a refusal names it, as upstream's, which generates names after this). Throws the error to answer.
+ */
+export function admitMutating(ctx: RequestContext, def: ResolvedDefinition, operation: AdmissionOperation, object: Obj, oldObject?: Obj, generatedFrom?: string): void {
   if (def.group !== '' || def.resource !== 'pods' || ctx.info.subresource !== '') return
   if (operation === 'CREATE') {
-    const ranges = limitRangesIn(ctx.info.namespace)
-    if (ranges !== undefined) mutatePodLimits(object, ranges)
+    if (enabled.limitRanger) {
+      const ranges = limitRangesIn(ctx.info.namespace)
+      if (ranges !== undefined) mutatePodLimits(object, ranges)
+    }
+    if (enabled.serviceAccount) {
+      const err = admitPodServiceAccount(ctx.info.namespace, generatedFrom ?? subjectName(ctx, object), object, lookupAccount)
+      if (err) throw err
+    }
   }
+  if (!enabled.priority) return
   const err = admitPodPriority(operation, ctx.info.name, object, oldObject, priorityClasses)
   if (err) throw err
 }
@@ -160,7 +184,7 @@ export function admitMutating(ctx: RequestContext, def: ResolvedDefinition, oper
 export function admitPlugins(ctx: RequestContext, def: ResolvedDefinition, operation: AdmissionOperation, object?: Obj, oldObject?: Obj): void | Promise<void> {
   const admitted = admitBuiltIn(ctx, def, operation, object, oldObject)
   // pods/binding is admitted upstream as the create of a Binding, which this write does not have.
-  if (!policiesBound() || ctx.info.subresource === 'binding') return then(admitted, () => admitQuota(ctx, def, operation, object, oldObject))
+  if (!enabled.validatingAdmissionPolicy || !policiesBound() || ctx.info.subresource === 'binding') return then(admitted, () => admitQuota(ctx, def, operation, object, oldObject))
   // pods/eviction is the create of a policy/v1 Eviction, as upstream's request kind says.
   const kind = ctx.info.subresource === 'eviction' ? EVICTION_KIND : undefined
   return then(then(admitted, () => admitPolicies(ctx, def, operation, object, oldObject, kind)), () => admitQuota(ctx, def, operation, object, oldObject))
@@ -178,21 +202,28 @@ const EVICTION_KIND: RequestKind = { group: 'policy', version: 'v1', kind: 'Evic
  * bound.
  */
 export function admitPolicyOnly(ctx: RequestContext, def: ResolvedDefinition, operation: AdmissionOperation, kind: RequestKind, object: Obj | undefined, oldObject?: Obj, options?: Obj | null): void | Promise<void> {
-  if (!policiesBound()) return
+  if (!enabled.validatingAdmissionPolicy || !policiesBound()) return
   return admitPolicies(ctx, def, operation, object, oldObject, kind, options)
 }
 
 function admitBuiltIn(ctx: RequestContext, def: ResolvedDefinition, operation: AdmissionOperation, object?: Obj, oldObject?: Obj): void | Promise<void> {
-  if (def.group === SCHEDULING_GROUP && def.resource === 'priorityclasses' && object && ctx.info.subresource === '') {
+  if (def.group === SCHEDULING_GROUP && def.resource === 'priorityclasses' && object && ctx.info.subresource === '' && enabled.priority) {
     const err = validatePriorityClassDefault(operation, ctx.info.name, object, priorityClasses)
     if (err) throw err
   }
-  if (def.group === '' && (def.resource === 'pods' || def.resource === 'persistentvolumeclaims') && object && ctx.info.subresource === '') {
+  if (def.group === '' && (def.resource === 'pods' || def.resource === 'persistentvolumeclaims') && object && ctx.info.subresource === '' && enabled.limitRanger) {
     const ranges = limitRangesIn(ctx.info.namespace)
     if (ranges !== undefined) {
       const err = validateLimits(def.resource, operation, subjectName(ctx, object), object, oldObject, ranges)
       if (err) throw err
     }
+  }
+  if (def.group === '' && def.resource === 'pods' && object && enabled.serviceAccount) {
+    const sub = ctx.info.subresource
+    const err = operation === 'CREATE' && sub === '' ? validatePodServiceAccount(ctx.info.namespace, subjectName(ctx, object), object, lookupAccount)
+      : operation === 'UPDATE' && sub === 'ephemeralcontainers' ? validateEphemeralServiceAccount(ctx.info.namespace, subjectName(ctx, object), object, lookupAccount)
+        : undefined
+    if (err) throw err
   }
   return admitUserPlugins(ctx, def, operation, object, oldObject)
 }
@@ -202,7 +233,7 @@ function admitBuiltIn(ctx: RequestContext, def: ResolvedDefinition, operation: A
  * it runs once everything else admitted the write.
  */
 function admitQuota(ctx: RequestContext, def: ResolvedDefinition, operation: AdmissionOperation, object?: Obj, oldObject?: Obj): void | Promise<void> {
-  if (object === undefined || (operation !== 'CREATE' && operation !== 'UPDATE') || ctx.info.subresource !== '' || def.scope !== 'Namespaced') return
+  if (!enabled.resourceQuota || object === undefined || (operation !== 'CREATE' && operation !== 'UPDATE') || ctx.info.subresource !== '' || def.scope !== 'Namespaced') return
   const ns = ctx.info.namespace
   if (ns === '' || !hasQuotas(ns)) return
   const ev = evaluatorFor(def.group, def.resource)
@@ -215,7 +246,7 @@ function admitQuota(ctx: RequestContext, def: ResolvedDefinition, operation: Adm
 function admitUserPlugins(ctx: RequestContext, def: ResolvedDefinition, operation: AdmissionOperation, object?: Obj, oldObject?: Obj): void | Promise<void> {
   const u = ctx.user
   if (!u || u.groups.includes('system:masters')) return
-  if (nodeIdentity(u.username, u.groups).isNode) {
+  if (enabled.nodeRestriction && nodeIdentity(u.username, u.groups).isNode) {
     const err = admitNodeRestriction({
       user: u.username, groups: u.groups, operation, group: def.group, resource: def.resource, subresource: ctx.info.subresource,
       namespace: ctx.info.namespace || (oldObject?.metadata?.namespace ?? object?.metadata?.namespace ?? ''),

@@ -306,8 +306,11 @@ export function admitCreate(ctx: RequestContext, def: ResolvedDefinition, o: Obj
   }
   const typeErrs = typeErrors(def, o)
   assertValid(def, o, typeErrs)
+  // A refusal of mutating admission names the generateName, as upstream's, whose name is generated after it.
+  let subject: string | undefined
   if ((m.name === undefined || m.name === '') && typeof m.generateName === 'string' && m.generateName !== '') {
     m.name = generateName(m.generateName)
+    subject = m.generateName
   }
   m.uid = randomUUID()
   m.creationTimestamp = rfc3339(now)
@@ -322,7 +325,7 @@ export function admitCreate(ctx: RequestContext, def: ResolvedDefinition, o: Obj
   if (def.zeroSpec !== undefined) fillZeroValues(o, def.zeroSpec)
   track?.(o)
   // Mutating admission after the writer's fields are tracked: what it sets belongs to no manager, as upstream.
-  admitMutating(ctx, def, 'CREATE', o)
+  admitMutating(ctx, def, 'CREATE', o, undefined, subject)
   // upstream's BeginCreate: a service's cluster IP and node ports, before its checks (settled by the write).
   if (allocates(def)) ctx.allocation = allocateCreate(ctx, o)
   def.strategy.prepareForCreate?.(o, ctx.user)

@@ -5,6 +5,7 @@ import { typePrefix, recordObject, recordRv } from '../machinery/storage-format.
 import type { Obj, ResolvedDefinition } from '../registry/define.js'
 import type { RequestContext, Response } from './context.js'
 import { admitPlugins } from '../admission/chain.js'
+import { enabled as admissionPlugins } from '../admission/plugins.js'
 import { attrsOf, decodeBody, rfc3339, toStoredJson } from './admission.js'
 import { unmarshalText } from '../registry/schema.js'
 import { store, registry, gr, shardOfDef, keyFor, objectResponse, valueResponse, withRv, isDryRun, parseStored, queryBool, queryInt } from './dispatch.js'
@@ -216,7 +217,7 @@ export async function deleteOne(ctx: RequestContext, def: ResolvedDefinition, na
     const admitted = plugins ? admitPlugins(ctx, def, 'DELETE', undefined, o) : undefined
     if (admitted) await admitted
     const now = Date.now()
-    if (isNamespace && PROTECTED_NAMESPACES.has(name)) throw forbidden(gr(def), name, 'this namespace may not be deleted')
+    if (isNamespace && admissionPlugins.namespaceLifecycle && PROTECTED_NAMESPACES.has(name)) throw forbidden(gr(def), name, 'this namespace may not be deleted')
     const unchanged = (): DeleteOutcome => ({ status: 200, json: recordObject(rec).toString('utf8'), removed: false })
     const before = deletionState(o)
     // What happens: 'mark' writes the object and it stays; 'markThenRemove' writes it, then removes it; 'remove' removes it as stored.

@@ -8,6 +8,7 @@ import { objectKey, recordObject } from '../machinery/storage-format.js'
 import { issueToken, type SigningKey, type BoundObjectRef, type ObjectRef } from '../auth/service-account.js'
 import { admitNodeRestriction } from '../admission/node-restriction.js'
 import { liveLookups } from '../admission/chain.js'
+import { enabled as admissionPlugins } from '../admission/plugins.js'
 import { nodeIdentity } from '../machinery/node-refs.js'
 import type { Obj, ResolvedDefinition } from '../registry/define.js'
 import type { Attributes } from '../../actors/authz/messages.js'
@@ -320,7 +321,7 @@ async function tokenRequest(ctx: RequestContext): Promise<Response> {
   }
 
   const u = ctx.user!
-  if (nodeIdentity(u.username, u.groups).isNode) {
+  if (admissionPlugins.nodeRestriction && nodeIdentity(u.username, u.groups).isNode) {
     const err = admitNodeRestriction({
       user: u.username, groups: u.groups, operation: 'CREATE', group: '', resource: 'serviceaccounts', subresource: 'token',
       namespace: ns, name, object: { ...tr, spec },

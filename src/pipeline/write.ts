@@ -3,7 +3,8 @@ import { alreadyExists, badRequest, conflict, forbidden, internal, invalid, meth
 import { objectKey, recordAttrs, recordObject, recordRv, RV_MARKER } from '../machinery/storage-format.js'
 import type { Obj, ResolvedDefinition } from '../registry/define.js'
 import type { RequestContext, Response } from './context.js'
-import { admitPlugins } from '../admission/chain.js'
+import { admissionLookups, admitPlugins } from '../admission/chain.js'
+import { enabled as admissionPlugins } from '../admission/plugins.js'
 import { admitCreate, admitUpdate, attrsOf, decodeObject, requireResourceVersion, rfc3339, toStoredJson, canonical, type UpdateTarget } from './admission.js'
 import { updateManagedFields, managerOrUserAgent } from '../machinery/apply/apply.js'
 import { FieldSet, makePath } from '../machinery/apply/fieldpath.js'
@@ -73,7 +74,10 @@ export async function create(ctx: RequestContext, def: ResolvedDefinition, opts:
   const now = Date.now()
   const generated = !body.metadata.name && !!body.metadata.generateName
   // As upstream's NamespaceLifecycle admission: before validation, and before a generated name exists.
-  checkNamespace(def, ctx.info.namespace, String((generated ? body.metadata.generateName : body.metadata.name) ?? ''))
+  if (admissionPlugins.namespaceLifecycle) checkNamespace(def, ctx.info.namespace, String((generated ? body.metadata.generateName : body.metadata.name) ?? ''))
+  // What admission must wait for (a pod's default ServiceAccount about to be made): nothing, mostly.
+  const lookups = admissionLookups(ctx, def, body)
+  if (lookups !== undefined) await lookups
   for (let attempt = 0; ; attempt++) {
     // Only a generated name is tried again (with a fresh copy of the body): otherwise nothing keeps the body.
     let obj: Obj | undefined = attempt === 0 ? body! : structuredClone(body!)

@@ -8,7 +8,8 @@ import v8 from 'node:v8'
 import { Piscina } from 'piscina'
 import type { Logger } from 'pino'
 import type { Options } from '../options.js'
-import { OptionsError, serviceRangesOf } from '../options.js'
+import { OptionsError, serviceRangesOf, checkAdmissionPlugins } from '../options.js'
+import { parsePolicyFile, PolicyFileError, type AbacPolicy } from '../../actors/authz/abac.js'
 import { ensurePki, ensureAdminToken, writeAdminKubeconfig } from '../bootstrap/pki.js'
 import { readTokenFile } from '../auth/token-file.js'
 import { loadServiceAccountKeys, type ServiceAccountKeys } from '../auth/service-account.js'
@@ -134,6 +135,23 @@ function authorizationSetup(opts: Options, apiAudiences: string[]): { chain: Aut
   return { chain, tokenWebhook }
 }
 
+/** The ABAC policy file, read and checked: a file that cannot be read or holds a line that is no policy stops the start. */
+function readAbacPolicies(path: string): AbacPolicy[] {
+  if (path === '') throw new OptionsError("authorization-mode ABAC's authorization policy file not passed")
+  let text: string
+  try {
+    text = readFileSync(path, 'utf8')
+  } catch (err) {
+    throw new OptionsError(`error reading policy file ${path}: ${(err as Error).message}`)
+  }
+  try {
+    return parsePolicyFile(path, text)
+  } catch (err) {
+    if (err instanceof PolicyFileError) throw new OptionsError(err.message)
+    throw err
+  }
+}
+
 export async function start(options: Options, log: Logger): Promise<Server> {
   // A V8 flag that every isolate of the process reads after each full collection (the threads started below too);
   // one given to node itself (node --heap-growing-percent=N, NODE_OPTIONS) is left as it is.
@@ -145,6 +163,8 @@ export async function start(options: Options, log: Logger): Promise<Server> {
   mkdirSync(dataDir, { recursive: true })
   checkShardCount(dataDir, opts.shards)
   const serviceRanges = serviceRangesOf(opts)
+  checkAdmissionPlugins(opts)
+  const abacPolicies = opts.authorizationMode.includes('ABAC') ? readAbacPolicies(opts.authorizationPolicyFile) : undefined
 
   const httpsPort = opts.securePort > 0 ? await probePort(opts.bindAddress, opts.securePort, 'secure-port') : 0
   const httpPort = opts.port > 0 ? await probePort(opts.bindAddress, opts.port, 'port') : 0
@@ -229,7 +249,7 @@ export async function start(options: Options, log: Logger): Promise<Server> {
   const authzPool = actorPool('authz', log)
   const authzShardPorts = await Promise.all(shardPools.map((p) => connect(p, 'authz')))
   await authzPool.run({
-    op: 'init', modes: opts.authorizationMode, chain: authzChain, configFile: opts.authorizationConfig || undefined, versions: authzVersions, shards: opts.shards, tokenWebhook,
+    op: 'init', modes: opts.authorizationMode, chain: authzChain, configFile: opts.authorizationConfig || undefined, versions: authzVersions, shards: opts.shards, tokenWebhook, abacPolicies,
     logLevel: opts.logLevel, heartbeats, heartbeatSlot: slots.authz, dataDir, shardPorts: authzShardPorts,
   }, { transferList: authzShardPorts })
   const flowPool = actorPool('flow-control', log)

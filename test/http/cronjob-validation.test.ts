@@ -73,6 +73,11 @@ t.test('policy, deadlines, history limits and the name', async (t) => {
 t.test('spec.serviceAccount is an alias of spec.serviceAccountName', async (t) => {
   const PODS = '/api/v1/namespaces/default/pods'
   const pod = (name: string, spec: Record<string, unknown>) => ({ apiVersion: 'v1', kind: 'Pod', metadata: { name }, spec: { containers: [{ name: 'c', image: 'i' }], ...spec } })
+  // The ServiceAccount admission plugin admits pods of accounts that exist.
+  for (const name of ['builder', 'runner']) {
+    const sa = await s.request('POST', '/api/v1/namespaces/default/serviceaccounts', { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name } })
+    t.equal(sa.status, 201, sa.text)
+  }
   let r = await s.request('POST', PODS, pod('alias-only', { serviceAccount: 'builder' }))
   t.equal(r.status, 201, r.text)
   t.equal(r.json.spec.serviceAccountName, 'builder')

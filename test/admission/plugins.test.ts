@@ -1,0 +1,25 @@
+import t from 'tap'
+import { admissionPluginErrors, configureAdmissionPlugins, enabled, enabledPluginNames, registeredPluginNames } from '../../src/admission/plugins.js'
+
+t.test('the plugins that run: defaults, less those turned off', async (t) => {
+  const all = ['NamespaceLifecycle', 'LimitRanger', 'ServiceAccount', 'NodeRestriction', 'Priority', 'ValidatingAdmissionPolicy', 'ResourceQuota']
+  t.same(enabledPluginNames([], []), all)
+  t.same(enabledPluginNames(['ServiceAccount'], ['LimitRanger', 'AlwaysPullImages']), all.filter((n) => n !== 'LimitRanger'))
+  configureAdmissionPlugins([], ['ServiceAccount', 'ResourceQuota'])
+  t.same({ ...enabled }, { namespaceLifecycle: true, limitRanger: true, serviceAccount: false, nodeRestriction: true, priority: true, validatingAdmissionPolicy: true, resourceQuota: false })
+  configureAdmissionPlugins()
+  t.equal(enabled.serviceAccount, true)
+})
+
+t.test("the flags' errors, as upstream words them", async (t) => {
+  t.same(admissionPluginErrors(['NodeRestriction'], ['PodSecurity', 'AlwaysAdmit']), [])
+  t.same(admissionPluginErrors(['X', 'Priority'], ['Priority', 'Y']), [
+    'enable-admission-plugins plugin "X" is unknown',
+    'disable-admission-plugins plugin "Y" is unknown',
+    '[Priority] in enable-admission-plugins and disable-admission-plugins overlapped',
+  ])
+  t.same(admissionPluginErrors(['DefaultStorageClass'], []), ['enable-admission-plugins plugin "DefaultStorageClass" is not implemented by this server'])
+  const names = registeredPluginNames()
+  t.same(names, [...names].sort(), 'sorted, as upstream lists them')
+  t.equal(names.length, 36)
+})

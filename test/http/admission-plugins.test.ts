@@ -1,0 +1,110 @@
+// Black-box: --enable-admission-plugins / --disable-admission-plugins: upstream's start-up errors, --help, and what
+// turning a plugin off changes.
+import t from 'tap'
+import { spawn } from 'node:child_process'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { startServer, mainJs } from '../helpers/server.js'
+
+function runMain(args: string[]): Promise<{ code: number | null; out: string }> {
+  return new Promise((resolve) => {
+    const dir = mkdtempSync(join(tmpdir(), 'orch-plugins-'))
+    // Port 1 is never bound: every run here stops at its flags.
+    const p = spawn(process.execPath, [mainJs, '--port', '1', '--secure-port', '0', '--data-dir', dir, ...args], { stdio: ['ignore', 'pipe', 'pipe'] })
+    let out = ''
+    p.stdout!.on('data', (d) => { out += d })
+    p.stderr!.on('data', (d) => { out += d })
+    const timer = setTimeout(() => p.kill('SIGKILL'), 20000)
+    p.on('exit', (code) => { clearTimeout(timer); rmSync(dir, { recursive: true, force: true }); resolve({ code, out }) })
+  })
+}
+
+const pod = (name: string, spec: Record<string, unknown> = {}) => ({ apiVersion: 'v1', kind: 'Pod', metadata: { name }, spec: { containers: [{ name: 'c', image: 'i' }], ...spec } })
+
+t.test('bad flag combinations refuse the start with upstream\'s texts', async (t) => {
+  const cases: Array<[string[], string]> = [
+    [['--enable-admission-plugins=Foo'], 'orch-apiserver: enable-admission-plugins plugin "Foo" is unknown\n'],
+    [['--disable-admission-plugins', 'ServiceAccount,Bar'], 'orch-apiserver: disable-admission-plugins plugin "Bar" is unknown\n'],
+    [['--enable-admission-plugins=NodeRestriction,ServiceAccount', '--disable-admission-plugins=ServiceAccount,NodeRestriction'],
+      'orch-apiserver: [NodeRestriction ServiceAccount] in enable-admission-plugins and disable-admission-plugins overlapped\n'],
+    // Several errors at once, as upstream's aggregate prints them.
+    [['--enable-admission-plugins=Foo', '--disable-admission-plugins=Foo'],
+      'orch-apiserver: [enable-admission-plugins plugin "Foo" is unknown, disable-admission-plugins plugin "Foo" is unknown, [Foo] in enable-admission-plugins and disable-admission-plugins overlapped]\n'],
+    // A plugin upstream has and this server does not may not be turned on (it would not run).
+    [['--enable-admission-plugins=PodSecurity'], 'orch-apiserver: enable-admission-plugins plugin "PodSecurity" is not implemented by this server\n'],
+  ]
+  for (const [args, text] of cases) {
+    const r = await runMain(args)
+    t.equal(r.code, 2, args.join(' '))
+    t.equal(r.out, text, args.join(' '))
+  }
+})
+
+t.test('--help names every plugin the flags take', async (t) => {
+  const r = await runMain(['--help'])
+  t.equal(r.code, 0)
+  t.match(r.out, /--enable-admission-plugins list\n.*admission plugins to run in addition to those on by default/)
+  t.match(r.out, /--disable-admission-plugins list\n/)
+  for (const name of ['NamespaceLifecycle', 'LimitRanger', 'ServiceAccount', 'NodeRestriction', 'Priority', 'ValidatingAdmissionPolicy', 'ResourceQuota', 'AlwaysPullImages', 'PodSecurity']) {
+    t.match(r.out, new RegExp(`Comma-delimited list of admission plugins: [^\\n]*\\b${name}\\b`), name)
+  }
+})
+
+t.test('--disable-admission-plugins=ServiceAccount,NamespaceLifecycle,Priority: pods as given, content in missing namespaces', async (t) => {
+  // A plugin upstream has and this server does not may be named among those turned off (it is off anyway).
+  const s = await startServer({ args: ['--disable-admission-plugins=ServiceAccount,NamespaceLifecycle,Priority,PodSecurity', '--enable-admission-plugins', 'ResourceQuota'] })
+  t.teardown(() => s.stop())
+  let r = await s.request('POST', '/api/v1/namespaces/default/pods', pod('plain'))
+  t.equal(r.status, 201, r.text)
+  t.notOk(r.json.spec.serviceAccountName, 'no account')
+  t.notOk(r.json.spec.serviceAccount)
+  t.notOk(r.json.spec.volumes, 'no token volume')
+  t.notOk(r.json.spec.containers[0].volumeMounts)
+  t.notOk(r.json.spec.priority, 'Priority off: no priority computed')
+  r = await s.request('POST', '/api/v1/namespaces/default/pods', pod('any-account', { serviceAccountName: 'nope' }))
+  t.equal(r.status, 201, 'an account that does not exist is not looked up')
+  // NamespaceLifecycle off: as upstream, a create in a namespace that does not exist is stored, and the protected
+  // namespaces may be deleted.
+  r = await s.request('POST', '/api/v1/namespaces/nowhere/configmaps', { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'cm' } })
+  t.equal(r.status, 201, r.text)
+  r = await s.request('DELETE', '/api/v1/namespaces/orch-public')
+  t.equal(r.status, 200, r.text)
+})
+
+t.test('on by default: the same requests are admitted by the plugins', async (t) => {
+  const s = await startServer()
+  t.teardown(() => s.stop())
+  let r = await s.request('POST', '/api/v1/namespaces/default/pods', pod('plain'))
+  t.equal(r.status, 201, r.text)
+  t.equal(r.json.spec.serviceAccountName, 'default')
+  t.equal(r.json.spec.priority, 0)
+  r = await s.request('POST', '/api/v1/namespaces/nowhere/configmaps', { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'cm' } })
+  t.equal(r.status, 404, r.text)
+  t.equal(r.json.message, 'namespaces "nowhere" not found')
+  r = await s.request('DELETE', '/api/v1/namespaces/orch-public')
+  t.equal(r.status, 403, r.text)
+  t.equal(r.json.message, 'namespaces "orch-public" is forbidden: this namespace may not be deleted')
+})
+
+t.test('--disable-admission-plugins=NodeRestriction: a kubelet may write pods of other nodes (Node authorization still limits it)', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'orch-plugins-nr-'))
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }))
+  const { writeFileSync } = await import('node:fs')
+  const tokens = join(dir, 'tokens.csv')
+  writeFileSync(tokens, 'node-a-token,system:node:node-a,u-a,"system:nodes"\n')
+  for (const off of [false, true]) {
+    const s = await startServer({ args: ['--token-auth-file', tokens, ...(off ? ['--disable-admission-plugins=NodeRestriction'] : [])] })
+    // A mirror pod of another node: NodeRestriction refuses it, Node authorization allows pod creates.
+    const r = await s.requestAs('node-a-token', 'POST', '/api/v1/namespaces/default/pods', {
+      apiVersion: 'v1', kind: 'Pod', metadata: { name: 'mirror', annotations: { 'orch.io/config.mirror': 'x' } },
+      spec: { nodeName: 'node-b', containers: [{ name: 'c', image: 'i' }] },
+    })
+    await s.stop()
+    if (off) t.equal(r.status, 201, `NodeRestriction off: ${r.text}`)
+    else {
+      t.equal(r.status, 403, r.text)
+      t.match(r.json.message, 'node "node-a" can only create pods with spec.nodeName set to itself')
+    }
+  }
+})
