@@ -50,6 +50,18 @@ export interface Options {
   serviceNodePortRange: string
   /** the built-in controllers to run, as kube-controller-manager's --controllers: `*`, `name`, `-name` */
   controllers: string[]
+  /** AuthenticationConfiguration file (JWT authenticators); exclusive with the --oidc-* flags */
+  authenticationConfig: string
+  oidcIssuerUrl: string
+  oidcClientId: string
+  oidcCaFile: string
+  oidcUsernameClaim: string
+  oidcUsernamePrefix: string
+  oidcGroupsClaim: string
+  oidcGroupsPrefix: string
+  oidcSigningAlgs: string[]
+  /** key=value claims an ID token must carry (repeatable) */
+  oidcRequiredClaim: string[]
 }
 
 const cores = os.availableParallelism()
@@ -89,6 +101,16 @@ export const defaultOptions: Readonly<Options> = Object.freeze({
   serviceClusterIpRange: DEFAULT_SERVICE_CLUSTER_IP_RANGE,
   serviceNodePortRange: DEFAULT_SERVICE_NODE_PORT_RANGE,
   controllers: ['*'],
+  authenticationConfig: '',
+  oidcIssuerUrl: '',
+  oidcClientId: '',
+  oidcCaFile: '',
+  oidcUsernameClaim: 'sub',
+  oidcUsernamePrefix: '',
+  oidcGroupsClaim: '',
+  oidcGroupsPrefix: '',
+  oidcSigningAlgs: ['RS256'],
+  oidcRequiredClaim: [],
 })
 
 /**
@@ -146,6 +168,16 @@ export const flags: Record<string, Flag> = {
   'service-cluster-ip-range': { option: 'serviceClusterIpRange', type: 'string', help: 'IPv4 CIDR that services\' cluster IPs are allocated from (its first address is the API server\'s own Service\'s); mask /12 to /29' },
   'service-node-port-range': { option: 'serviceNodePortRange', type: 'string', help: 'ports that NodePort and LoadBalancer services\' node ports are allocated from: low-high, low+count, or one port' },
   controllers: { option: 'controllers', type: 'list', help: `built-in controllers to run: '*' (those on by default), 'name' (on), '-name' (off); names: ${CONTROLLERS.map((c) => c.name + (c.byDefault ? '' : ' (off by default)')).join(', ')}` },
+  'authentication-config': { option: 'authenticationConfig', type: 'string', help: 'AuthenticationConfiguration file (apiserver.config.orch.io) of JWT authenticators; reloaded when it changes; exclusive with the --oidc-* flags' },
+  'oidc-issuer-url': { option: 'oidcIssuerUrl', type: 'string', help: 'OpenID issuer URL (https only); ID tokens it signs authenticate' },
+  'oidc-client-id': { option: 'oidcClientId', type: 'string', help: 'audience every ID token must be issued for; required with --oidc-issuer-url' },
+  'oidc-ca-file': { option: 'oidcCaFile', type: 'string', help: 'CA (PEM) of the issuer\'s serving certificate (default: the host\'s roots)' },
+  'oidc-username-claim': { option: 'oidcUsernameClaim', type: 'string', help: 'claim used as user name (default sub)' },
+  'oidc-username-prefix': { option: 'oidcUsernamePrefix', type: 'string', help: 'prefix of user names (default: the issuer URL and # for claims other than email; - for none)' },
+  'oidc-groups-claim': { option: 'oidcGroupsClaim', type: 'string', help: 'claim used for groups (a string or a list of strings)' },
+  'oidc-groups-prefix': { option: 'oidcGroupsPrefix', type: 'string', help: 'prefix of group names' },
+  'oidc-signing-algs': { option: 'oidcSigningAlgs', type: 'list', help: 'accepted signing algorithms (default RS256): RS256, RS384, RS512, ES256, ES384, ES512, PS256, PS384, PS512' },
+  'oidc-required-claim': { option: 'oidcRequiredClaim', type: 'string', repeatable: true, help: 'key=value claim an ID token must carry (repeatable)' },
   'log-level': { option: 'logLevel', type: 'string', values: ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'], help: 'pino log level' },
 }
 
@@ -215,8 +247,10 @@ export function resolveOptions(argv: string[]): Options {
   const opts: Options = {
     ...defaultOptions, authorizationMode: [...defaultOptions.authorizationMode], featureGates: { ...defaultOptions.featureGates }, featureGateWarnings: [],
     serviceAccountKeyFile: [], serviceAccountIssuer: [...defaultOptions.serviceAccountIssuer], apiAudiences: [],
+    oidcSigningAlgs: [...defaultOptions.oidcSigningAlgs], oidcRequiredClaim: [],
   }
   const repeated = new Set<string>()
+  let oidcFlagsSet = false
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]
     if (!arg.startsWith('--')) throw new OptionsError(`unexpected argument "${arg}"`)
@@ -232,6 +266,7 @@ export function resolveOptions(argv: string[]): Options {
       else throw new OptionsError(`flag needs an argument: --${name}`)
     }
     const parsed = parseValue(name, flag, value)
+    if (name.startsWith('oidc-')) oidcFlagsSet = true
     if (flag.type === 'gates') {
       const g = parsed as ReturnType<typeof parseFeatureGates>
       opts.featureGates = g.gates
@@ -240,11 +275,12 @@ export function resolveOptions(argv: string[]): Options {
       // The first occurrence replaces the default, later ones add to it.
       const prev = repeated.has(name) ? (opts as any)[flag.option] as string[] : []
       repeated.add(name)
-      ;(opts as any)[flag.option] = [...prev, ...(parsed as string[])]
+      ;(opts as any)[flag.option] = [...prev, ...(Array.isArray(parsed) ? parsed : [parsed])]
     } else {
       ;(opts as any)[flag.option] = parsed
     }
   }
+  checkOidcFlags(opts, oidcFlagsSet)
   const modes = opts.authorizationMode
   if (new Set(modes).size !== modes.length) throw new OptionsError(`invalid value "${modes.join(',')}" for flag --authorization-mode: a mode may be named only once`)
   if (opts.serviceAccountIssuer.some((i) => i === '')) throw new OptionsError('flag --service-account-issuer: an issuer may not be empty')
@@ -259,6 +295,20 @@ export function resolveOptions(argv: string[]): Options {
     if (n === undefined || n === 0 || n >>> 24 === 127) throw new OptionsError(`invalid value "${opts.advertiseAddress}" for flag --advertise-address: must be an IPv4 address that is not loopback or unspecified`)
   }
   return opts
+}
+
+/** Upstream validateOIDCOptions (and oidc.New's algorithm allow-list): what the flags say without reading any file. */
+function checkOidcFlags(opts: Options, flagsSet: boolean): void {
+  if (opts.authenticationConfig !== '') {
+    if (flagsSet) throw new OptionsError('authentication-config file and oidc-* flags are mutually exclusive')
+    return
+  }
+  if (flagsSet && (opts.oidcIssuerUrl === '' || opts.oidcClientId === '')) {
+    throw new OptionsError('oidc-issuer-url and oidc-client-id must be specified together when any oidc-* flags are set')
+  }
+  if (opts.oidcIssuerUrl === '') return
+  const allowed = ['RS256', 'RS384', 'RS512', 'ES256', 'ES384', 'ES512', 'PS256', 'PS384', 'PS512']
+  for (const alg of opts.oidcSigningAlgs) if (!allowed.includes(alg)) throw new OptionsError(`oidc: unsupported signing alg: ${JSON.stringify(alg)}`)
 }
 
 /** The controllers `--controllers` runs (their names): an error names the flag and the unknown name. */

@@ -1,9 +1,10 @@
-// The authenticate stage: bearer tokens (static file, bootstrap tokens, service-account JWTs, behind a bounded cache), else anonymous; a presented bad token is 401.
+// The authenticate stage: bearer tokens (static file, bootstrap tokens, service-account JWTs, OIDC JWTs, behind a bounded cache), else anonymous; a presented bad token is 401.
 import { unauthorized } from '../machinery/errors.js'
 import { objectKey, recordObject, recordRv } from '../machinery/storage-format.js'
 import { verifyToken, type ServiceAccountLookups, type VerificationKey } from '../auth/service-account.js'
 import { authenticateBootstrapToken, parseBootstrapToken } from '../auth/bootstrap-token.js'
 import { impersonate } from './impersonate.js'
+import type { JwtAuthenticators } from '../auth/jwt.js'
 import type { Store } from './store.js'
 import type { RequestContext, UserInfo } from './context.js'
 
@@ -28,6 +29,10 @@ export interface AuthnConfig {
 }
 
 let config: AuthnConfig = { tokens: new Map(), anonymous: true }
+/** The JWT (OIDC) authenticators of this thread, when configured (swapped when their file is reloaded). */
+let jwtAuthenticators: JwtAuthenticators | undefined
+
+export function setJwtAuthenticators(a: JwtAuthenticators | undefined): void { jwtAuthenticators = a }
 let apiAudiences: string[] = []
 
 export function configureAuthentication(c: AuthnConfig): void {
@@ -161,6 +166,18 @@ export async function authenticateToken(token: string, audiences?: string[]): Pr
       return { ok: true, user, audiences: r.audiences }
     }
     if (r.error) errors.push(r.error)
+  }
+  // After the service accounts (upstream keeps OIDC after them); a token of no configured issuer is not looked at.
+  const jwt = jwtAuthenticators?.authenticate(token)
+  if (jwt !== undefined) {
+    const r = await jwt
+    if (r.ok) {
+      const user = withAuthenticated(r.user)
+      const res = audienceAgnostic(user, audiences)
+      if (res.ok) remember(cacheKey, { user, audiences: res.audiences, expires: Math.min(Date.now() + TOKEN_TTL_MS, expiryOf(token)), deps: [] })
+      return res
+    }
+    errors.push(r.error)
   }
   return { ok: false, error: errors.length === 0 ? 'invalid bearer token' : errors.length === 1 ? errors[0] : `[${errors.join(', ')}]` }
 }

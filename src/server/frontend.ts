@@ -12,6 +12,8 @@ import { writeResponse, errorResponse } from './respond.js'
 import { buildRouter } from './routes.js'
 import { setupPipeline, type FrontendData } from './setup.js'
 import { closeAllWatches } from './watch.js'
+import { JwtController } from '../auth/jwt.js'
+import { setJwtAuthenticators } from '../pipeline/authenticate.js'
 
 const data = workerData as FrontendData
 const log = pino({ level: data.options.logLevel, redact: ['req.headers.authorization'] }).child({ frontend: data.index })
@@ -25,6 +27,8 @@ function loadUws(): typeof import('uWebSockets.js') {
 
 const uws = loadUws()
 const { store, authz } = setupPipeline(data, log, ({ registry, store }) => buildRouter({ registry, store, data, log }))
+const jwt = data.jwt ? new JwtController(data.jwt, log.child({ authenticator: 'jwt' }), setJwtAuthenticators) : undefined
+if (jwt) setJwtAuthenticators(jwt.current)
 
 const compress = data.options.featureGates.APIResponseCompression
 /** Upstream compresses get and list answers from this size on, at gzip level 1. */
@@ -201,6 +205,7 @@ parentPort!.on('message', async (m: { type: string }) => {
     for (const a of apps) try { (a.app as unknown as { close?: () => void }).close?.() } catch { /* older builds lack close */ }
     store.clients.forEach((c) => c.close())
     authz.close()
+    jwt?.close()
     parentPort!.postMessage({ type: 'closed' })
   }
 })
