@@ -119,12 +119,16 @@ class RemoteKeySet {
     return undefined
   }
 
-  /** go-oidc's remote key set: the cached keys, else the key set fetched again (here at most every JWKS_REFETCH_MS). */
+  /**
+   * go-oidc's remote key set: the cached keys, else the key set fetched again. Here a token refetches only when no
+   * cached key has its `kid` (a bad signature under a known key does not), and at most every JWKS_REFETCH_MS.
+   */
   async verify(token: string, kid: string | undefined, algs: string[]): Promise<Uint8Array> {
     const cached = await this.#tryKeys(token, kid, algs)
     if (cached !== undefined) return cached
     const now = Date.now()
-    if (!this.#fetched || this.#inflight !== undefined || now - this.#lastTokenRefetch >= JWKS_REFETCH_MS) {
+    const known = this.#fetched && kid !== undefined && this.#keys.some((k) => k.kid === kid)
+    if (!known && (!this.#fetched || this.#inflight !== undefined || now - this.#lastTokenRefetch >= JWKS_REFETCH_MS)) {
       if (this.#fetched && this.#inflight === undefined) this.#lastTokenRefetch = now
       try { await this.fetch() } catch (err) { throw new Error(`fetching keys ${(err as Error).message}`) }
       const fresh = await this.#tryKeys(token, kid, algs)
