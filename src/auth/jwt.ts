@@ -417,6 +417,7 @@ export class JwtController {
   #watcher: FSWatcher | undefined
   #poll: NodeJS.Timeout | undefined
   #pending: JwtAuthenticators | undefined
+  #pendingText = ''
   #debounce: NodeJS.Timeout | undefined
 
   constructor(readonly setup: JwtSetup, readonly log: Logger, readonly onSwap: (a: JwtAuthenticators) => void) {
@@ -464,9 +465,12 @@ export class JwtController {
       this.#tracked = text
       return
     }
+    // The same text already waiting for its issuers: let it go on waiting.
+    if (this.#pending !== undefined && this.#pendingText === text) return
     this.#pending?.close()
     const next = new JwtAuthenticators(r.jwt.map((c) => new JwtAuthenticator(c, this.setup.algs, this.log)))
     this.#pending = next
+    this.#pendingText = text
     const started = Date.now()
     const swapWhenReady = (): void => {
       if (this.#pending !== next) return
