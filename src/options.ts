@@ -62,6 +62,8 @@ export interface Options {
   oidcSigningAlgs: string[]
   /** key=value claims an ID token must carry (repeatable) */
   oidcRequiredClaim: string[]
+  /** whether --anonymous-auth was given (not a flag: the authentication configuration's `anonymous` excludes it) */
+  anonymousAuthSet: boolean
 }
 
 const cores = os.availableParallelism()
@@ -111,6 +113,7 @@ export const defaultOptions: Readonly<Options> = Object.freeze({
   oidcGroupsPrefix: '',
   oidcSigningAlgs: ['RS256'],
   oidcRequiredClaim: [],
+  anonymousAuthSet: false,
 })
 
 /**
@@ -267,6 +270,7 @@ export function resolveOptions(argv: string[]): Options {
     }
     const parsed = parseValue(name, flag, value)
     if (name.startsWith('oidc-')) oidcFlagsSet = true
+    if (name === 'anonymous-auth') opts.anonymousAuthSet = true
     if (flag.type === 'gates') {
       const g = parsed as ReturnType<typeof parseFeatureGates>
       opts.featureGates = g.gates

@@ -2,7 +2,7 @@
 // with its field paths and texts, and the compiled form the JWT authenticators run (CEL programs compiled once here).
 import { X509Certificate } from 'node:crypto'
 import { parseDocument } from 'yaml'
-import { fieldErrorBody, fieldDuplicate, fieldForbidden, fieldInvalid, fieldRequired, fieldTooMany, type FieldError } from '../machinery/errors.js'
+import { fieldErrorBody, fieldDuplicate, fieldInvalid, fieldRequired, fieldTooMany, type FieldError } from '../machinery/errors.js'
 import { domainPrefixedPath } from '../machinery/validation.js'
 import { celCompileProblemWith, celProgramWith, celSelects, type CelProgram, type CelResult, type CelVariables } from '../machinery/cel.js'
 
@@ -404,7 +404,12 @@ function validateJwt(a: JwtAuthenticatorConfig, base: string, disallowed: string
   return { url, discoveryURL, certificateAuthority: ca, audiences: [...audiences], username, groups, uid, extra, requiredClaims, claimRules, userRules, celClaims }
 }
 
-export interface ValidatedConfiguration { jwt: CompiledJwt[]; errors: FieldError[] }
+export interface ValidatedConfiguration {
+  jwt: CompiledJwt[]
+  errors: FieldError[]
+  /** the `anonymous` section: anonymous requests on or off, and the only paths they may use (none listed: any) */
+  anonymous?: { enabled: boolean; paths: string[] }
+}
 
 /** Upstream ValidateAuthenticationConfiguration: at most 64 authenticators, unique issuers and discovery URLs. */
 export function validateAuthenticationConfiguration(c: AuthenticationConfiguration, disallowedIssuers: string[]): ValidatedConfiguration {
@@ -426,12 +431,20 @@ export function validateAuthenticationConfiguration(c: AuthenticationConfigurati
       discovery.add(d)
     }
   })
+  let anonymous: ValidatedConfiguration['anonymous']
   if (c.anonymous !== undefined) {
-    if (!c.anonymous.enabled && (c.anonymous.conditions ?? []).length > 0) errors.push(fieldInvalid('anonymous.conditions', c.anonymous.conditions, 'enabled should be set to true when conditions are defined'))
-    // Not supported by this server yet: refused rather than silently ignored.
-    errors.push(fieldForbidden('anonymous', 'anonymous is not supported by this server; use --anonymous-auth'))
+    const conditions = c.anonymous.conditions ?? []
+    if (!c.anonymous.enabled && conditions.length > 0) errors.push(fieldInvalid('anonymous.conditions', conditions, 'enabled should be set to true when conditions are defined'))
+    const paths = new Set<string>()
+    conditions.forEach((cond, i) => {
+      const path = cond.path ?? ''
+      if (path === '') errors.push(fieldRequired(`anonymous.conditions[${i}].path`))
+      else if (paths.has(path)) errors.push(fieldDuplicate(`anonymous.conditions[${i}].path`, path))
+      paths.add(path)
+    })
+    anonymous = { enabled: c.anonymous.enabled === true, paths: [...paths] }
   }
-  return { jwt, errors }
+  return { jwt, errors, anonymous }
 }
 
 /** field.ErrorList.ToAggregate().Error(): one message, or `[a, b]` (duplicates dropped). */

@@ -392,15 +392,17 @@ export interface JwtSetup {
   algs: string[]
   /** the service-account issuers a JWT issuer may not equal */
   disallowedIssuers: string[]
+  /** the file's `anonymous` section (in place of --anonymous-auth); it may not change on reload */
+  anonymous?: { enabled: boolean; paths: string[] }
 }
 
 /** The load and validation upstream does at start and on reload; the error names what failed as upstream does. */
-export function loadJwtConfiguration(text: string, disallowed: string[]): { ok: true; jwt: CompiledJwt[]; config: AuthenticationConfiguration } | { ok: false; error: string; load: boolean } {
+export function loadJwtConfiguration(text: string, disallowed: string[]): { ok: true; jwt: CompiledJwt[]; config: AuthenticationConfiguration; anonymous: JwtSetup['anonymous'] } | { ok: false; error: string; load: boolean } {
   let config: AuthenticationConfiguration
   try { config = decodeAuthenticationConfiguration(text) } catch (err) { return { ok: false, error: (err as Error).message, load: true } }
   const v = validateAuthenticationConfiguration(config, disallowed)
   if (v.errors.length > 0) return { ok: false, error: `invalid authentication configuration: ${aggregateText(v.errors)}`, load: false }
-  return { ok: true, jwt: v.jwt, config }
+  return { ok: true, jwt: v.jwt, config, anonymous: v.anonymous }
 }
 
 /** How often the file is read again besides change events (upstream filesystem.WatchUntil polls every minute). */
@@ -458,7 +460,10 @@ export class JwtController {
       return
     }
     if (text === this.#tracked) return
-    const r = loadJwtConfiguration(text, this.setup.disallowedIssuers)
+    let r = loadJwtConfiguration(text, this.setup.disallowedIssuers)
+    if (r.ok && JSON.stringify(r.anonymous) !== JSON.stringify(this.setup.anonymous)) {
+      r = { ok: false, error: 'invalid authentication configuration: anonymous: Forbidden: changed from initial configuration file', load: false }
+    }
     if (!r.ok) {
       this.log.error({ err: r.error, file }, r.load ? 'failed to load authentication config' : 'failed to validate authentication config')
       // Never valid: not tried again until the file changes.
@@ -512,6 +517,7 @@ export interface JwtOptions {
   oidcIssuerUrl: string; oidcClientId: string; oidcCaFile: string; oidcUsernameClaim: string; oidcUsernamePrefix: string
   oidcGroupsClaim: string; oidcGroupsPrefix: string; oidcSigningAlgs: string[]; oidcRequiredClaim: string[]
   serviceAccountIssuer: string[]
+  anonymousAuthSet: boolean
 }
 
 /**
@@ -529,7 +535,8 @@ export function prepareJwtSetup(o: JwtOptions): JwtSetup | undefined {
     }
     const r = loadJwtConfiguration(text, disallowedIssuers)
     if (!r.ok) throw new Error(r.load ? `failed to load authentication configuration from file ${goQ(o.authenticationConfig)}: ${r.error}` : r.error)
-    return { file: o.authenticationConfig, text, algs: [...ALLOWED_SIGNING_ALGS], disallowedIssuers }
+    if (r.anonymous !== undefined && o.anonymousAuthSet) throw new Error('anonymous: Forbidden: --anonymous-auth flag cannot be set when anonymous field is configured in authentication configuration file')
+    return { file: o.authenticationConfig, text, algs: [...ALLOWED_SIGNING_ALGS], disallowedIssuers, anonymous: r.anonymous }
   }
   if (o.oidcIssuerUrl === '' || o.oidcClientId === '') return undefined
   let caPem = ''

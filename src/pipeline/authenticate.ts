@@ -33,6 +33,15 @@ let config: AuthnConfig = { tokens: new Map(), anonymous: true }
 let jwtAuthenticators: JwtAuthenticators | undefined
 
 export function setJwtAuthenticators(a: JwtAuthenticators | undefined): void { jwtAuthenticators = a }
+
+/** The paths anonymous requests may use (the authentication configuration's `anonymous.conditions`); undefined: any. */
+let anonymousPaths: Set<string> | undefined
+
+/** The authentication configuration's `anonymous` section, in place of --anonymous-auth. */
+export function setAnonymous(a: { enabled: boolean; paths: string[] }): void {
+  config = { ...config, anonymous: a.enabled }
+  anonymousPaths = a.enabled && a.paths.length > 0 ? new Set(a.paths) : undefined
+}
 let apiAudiences: string[] = []
 
 export function configureAuthentication(c: AuthnConfig): void {
@@ -199,7 +208,7 @@ async function authenticateSlow(ctx: RequestContext, token: string): Promise<voi
 export function authenticate(ctx: RequestContext): void | Promise<void> {
   const token = bearerToken(ctx.headers['authorization'])
   if (token === '') {
-    if (!config.anonymous) throw unauthorized()
+    if (!config.anonymous || (anonymousPaths !== undefined && !anonymousPaths.has(ctx.url))) throw unauthorized()
     // `Bearer  <token>` (two spaces) is no bearer token: the request goes on as anonymous, with upstream's warning.
     if (EXTRA_SPACE.test(ctx.headers['authorization'] ?? '')) ctx.responseHeaders.push(['Warning', EXTRA_SPACE_WARNING])
     ctx.user = ANONYMOUS

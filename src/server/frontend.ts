@@ -13,7 +13,7 @@ import { buildRouter } from './routes.js'
 import { setupPipeline, type FrontendData } from './setup.js'
 import { closeAllWatches } from './watch.js'
 import { JwtController } from '../auth/jwt.js'
-import { setJwtAuthenticators } from '../pipeline/authenticate.js'
+import { setAnonymous, setJwtAuthenticators } from '../pipeline/authenticate.js'
 
 const data = workerData as FrontendData
 const log = pino({ level: data.options.logLevel, redact: ['req.headers.authorization'] }).child({ frontend: data.index })
@@ -29,6 +29,7 @@ const uws = loadUws()
 const { store, authz } = setupPipeline(data, log, ({ registry, store }) => buildRouter({ registry, store, data, log }))
 const jwt = data.jwt ? new JwtController(data.jwt, log.child({ authenticator: 'jwt' }), setJwtAuthenticators) : undefined
 if (jwt) setJwtAuthenticators(jwt.current)
+if (data.jwt?.anonymous) setAnonymous(data.jwt.anonymous)
 
 const compress = data.options.featureGates.APIResponseCompression
 /** Upstream compresses get and list answers from this size on, at gzip level 1. */

@@ -256,6 +256,24 @@ t.test('an issuer unreachable at start: the server starts, tokens fail until dis
   t.ok(s.logs.some((l) => l.includes('oidc authenticator: initializing plugin failed')), 'the failed attempt is logged')
 })
 
+t.test("the file's anonymous section: anonymous requests only on the listed paths; it may not change on reload", async (t) => {
+  const file = join(work, 'anon.yaml')
+  const cfg = (paths: string[]) => toYaml({ apiVersion: 'apiserver.config.orch.io/v1beta1', kind: 'AuthenticationConfiguration', anonymous: { enabled: true, conditions: paths.map((path) => ({ path })) } })
+  writeFileSync(file, cfg(['/livez', '/version']))
+  const s = await startServer({ args: ['--authentication-config', file] })
+  t.teardown(() => s.stop())
+  t.equal((await s.requestAs(null, 'GET', '/livez')).status, 200)
+  t.equal((await s.requestAs(null, 'GET', '/version')).status, 200)
+  const denied = await s.requestAs(null, 'GET', '/readyz')
+  t.equal(denied.status, 401)
+  t.same(denied.json, UNAUTHORIZED)
+  t.equal((await s.requestAs(null, 'GET', '/version?x=1')).status, 200, 'the path alone is compared')
+  t.equal((await s.request('GET', '/readyz')).status, 200, 'tokens still work')
+  writeFileSync(file, cfg(['/livez']))
+  await waitFor('the reload error', async () => s.logs.some((l) => l.includes('anonymous: Forbidden: changed from initial configuration file')), 20_000)
+  t.equal((await s.requestAs(null, 'GET', '/version')).status, 200, 'the initial anonymous configuration stays')
+})
+
 t.test('start-up refusals', async (t) => {
   const dir = mkdtempSync(join(work, 'data-'))
   const start = async (args: string[]) => runMain(['--port', String(await freePort()), '--secure-port', '0', '--data-dir', dir, ...args])
@@ -285,6 +303,10 @@ t.test('start-up refusals', async (t) => {
       'oidc-issuer-url and oidc-client-id must be specified together when any oidc-* flags are set'],
     ['an algorithm not on the list', ['--oidc-issuer-url', idp.issuer, '--oidc-client-id', 'orch', '--oidc-signing-algs', 'HS256'],
       'oidc: unsupported signing alg: "HS256"'],
+    ['--anonymous-auth with an anonymous section', ['--anonymous-auth=false', '--authentication-config', file('anon-flag.yaml', { apiVersion: 'apiserver.config.orch.io/v1', kind: 'AuthenticationConfiguration', anonymous: { enabled: true } })],
+      'anonymous: Forbidden: --anonymous-auth flag cannot be set when anonymous field is configured in authentication configuration file'],
+    ['anonymous conditions while disabled', ['--authentication-config', file('anon-off.yaml', { apiVersion: 'apiserver.config.orch.io/v1', kind: 'AuthenticationConfiguration', anonymous: { enabled: false, conditions: [{ path: '/livez' }] } })],
+      'invalid authentication configuration: anonymous.conditions: Invalid value: [{"path":"/livez"}]: enabled should be set to true when conditions are defined'],
     ['a missing file', ['--authentication-config', join(work, 'nope.yaml')],
       `failed to load authentication configuration from file "${join(work, 'nope.yaml')}": open ${join(work, 'nope.yaml')}: no such file or directory`],
   ]
