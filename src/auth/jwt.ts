@@ -166,7 +166,8 @@ export class JwtAuthenticator {
   async #init(): Promise<void> {
     if (this.#closed) return
     try {
-      const wellKnown = this.c.discoveryURL || `${this.c.url.replace(/\/+$/, '')}/.well-known/openid-configuration`
+      // go-oidc: the issuer with one trailing slash trimmed, then the well-known path (or the configured discoveryURL).
+      const wellKnown = this.c.discoveryURL || `${this.c.url.replace(/\/$/, '')}/.well-known/openid-configuration`
       const r = await get(wellKnown, this.c.certificateAuthority)
       if (r.status !== 200) throw new Error(`${r.statusText}: ${r.body}`)
       let doc: { issuer?: unknown; jwks_uri?: unknown }
@@ -182,7 +183,7 @@ export class JwtAuthenticator {
     } catch (err) {
       this.health = (err as Error).message
       this.log.error({ issuer: this.c.url, err: this.health }, 'oidc authenticator: initializing plugin failed; retrying in 10s')
-      if (!this.#closed) this.#timer = setTimeout(() => void this.#init(), INIT_RETRY_MS)
+      if (!this.#closed) { this.#timer = setTimeout(() => void this.#init(), INIT_RETRY_MS); this.#timer.unref() }
     }
   }
 

@@ -128,6 +128,18 @@ t.test('one authenticator: claims to user', async (t) => {
   t.equal(await run(cel, { sub: 's', teams: 'solo', n: 5 }), 'oidc: error evaluating uid claim expression: uid claim expression must return a string')
   t.same(await run(cel, { sub: 's', teams: null, n: 'id', jti: 'j' }), { username: 'u:s', uid: 'id', groups: [], extra: { 'authentication.orch.io/credential-id': ['JTI=j'], 'example.com/all': ['x', 'y'] } })
 
+  // discoveryURL: discovery elsewhere (here the same server under another host name); the issuer still must match.
+  const viaDiscovery = await build({ issuer: { discoveryURL: `https://localhost:${idp.port}/.well-known/openid-configuration` }, claimMappings: { username: { claim: 'sub', prefix: 'd:' } } })
+  t.same(await run(viaDiscovery, { sub: 's' }), { username: 'd:s', uid: '', groups: [] })
+  idp.discoveredIssuer = 'https://impostor.example.com'
+  const v = validateAuthenticationConfiguration(decodeAuthenticationConfiguration(doc([a({ issuer: { url: idp.issuer, certificateAuthority: idp.caPem, audiences: ['orch'] } })])), SA)
+  const mismatch = new JwtAuthenticator(v.jwt[0], ['RS256'], log)
+  made.push(mismatch)
+  for (let i = 0; i < 200 && mismatch.health === 'not initialized'; i++) await new Promise((r) => setTimeout(r, 25))
+  t.equal(mismatch.health, `oidc: issuer did not match the issuer returned by provider, expected "${idp.issuer}" got "https://impostor.example.com"`)
+  t.equal(await run(mismatch, { sub: 's' }), 'oidc: authenticator not initialized')
+  idp.discoveredIssuer = undefined
+
   const empty = await build({ claimMappings: { username: { expression: "claims.?name.orValue('')" } } })
   t.equal(await run(empty, { sub: 's' }), 'oidc: empty username via CEL expression is not allowed')
   t.equal(await run(empty, { name: 'n', exp: undefined }), 'oidc: verify token: oidc: token is expired (Token Expiry: 0001-01-01 00:00:00 +0000 UTC)')

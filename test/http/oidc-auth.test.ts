@@ -183,11 +183,16 @@ t.test('--authentication-config: CEL mappings and rules, several audiences, relo
     }],
   })
   writeFileSync(file, toYaml(config(['orch'])))
-  const s = await startServer({ secure: true, args: ['--authentication-config', file] })
+  // Two front-ends: each thread runs its own authenticators and reloads the file itself.
+  const s = await startServer({ secure: true, args: ['--authentication-config', file, '--frontends', '2'] })
   t.teardown(() => s.stop())
   const base = () => ({ iss: idp.issuer, aud: 'orch', sub: 'u-123', email: 'dana@example.com', email_verified: true, hd: 'example.com', roles: ['admin', 'dev'], tenant: 'blue', iat: now(), exp: now() + 600 })
   const good = await idp.sign(base())
   await waitFor('the issuer to be initialized', async () => (await review(s, good)).authenticated === true)
+  await waitFor('both front-ends to initialize', async () => {
+    for (let i = 0; i < 3; i++) if ((await whoami(s, good)).code !== 0) return false
+    return true
+  })
 
   await t.test('kubectl auth whoami: username, groups, uid and extra from CEL', async (t) => {
     const w = await whoami(s, good)
@@ -221,6 +226,11 @@ t.test('--authentication-config: CEL mappings and rules, several audiences, relo
     writeFileSync(`${file}.tmp`, toYaml(config(['orch', 'kubectl'])))
     renameSync(`${file}.tmp`, file)
     await waitFor('the new audience', async () => (await review(s, second)).authenticated === true, 20_000)
+    // kubectl opens a new connection each run: with two front-ends, both have reloaded once several runs in a row pass.
+    await waitFor('both front-ends to reload', async () => {
+      for (let i = 0; i < 4; i++) if ((await whoami(s, second)).code !== 0) return false
+      return true
+    }, 20_000)
     const w = await whoami(s, second)
     t.equal(w.code, 0, w.stderr)
     t.equal(w.user.username, 'dana@example.com')
