@@ -310,6 +310,9 @@ function checkOidcFlags(opts: Options, flagsSet: boolean): void {
   if (flagsSet && (opts.oidcIssuerUrl === '' || opts.oidcClientId === '')) {
     throw new OptionsError('oidc-issuer-url and oidc-client-id must be specified together when any oidc-* flags are set')
   }
+  for (const kv of opts.oidcRequiredClaim) {
+    if (!kv.includes('=')) throw new OptionsError(`invalid argument "${kv}" for "--oidc-required-claim" flag: malformed pair, expect string=string`)
+  }
   if (opts.oidcIssuerUrl === '') return
   const allowed = ['RS256', 'RS384', 'RS512', 'ES256', 'ES384', 'ES512', 'PS256', 'PS384', 'PS512']
   for (const alg of opts.oidcSigningAlgs) if (!allowed.includes(alg)) throw new OptionsError(`oidc: unsupported signing alg: ${JSON.stringify(alg)}`)

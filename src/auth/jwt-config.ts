@@ -174,8 +174,9 @@ export function configFromFlags(f: OidcFlags): AuthenticationConfiguration {
   if (f.requiredClaims.length > 0) {
     const seen = new Map<string, string>()
     for (const kv of f.requiredClaims) {
+      // cliflag's map flag: key and value split at the first '=', each trimmed; a later key wins.
       const eq = kv.indexOf('=')
-      seen.set(eq < 0 ? kv : kv.slice(0, eq), eq < 0 ? '' : kv.slice(eq + 1))
+      seen.set((eq < 0 ? kv : kv.slice(0, eq)).trim(), eq < 0 ? '' : kv.slice(eq + 1).trim())
     }
     j.claimValidationRules = [...seen].map(([claim, requiredValue]) => ({ claim, requiredValue }))
   }

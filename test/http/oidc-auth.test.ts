@@ -311,6 +311,8 @@ t.test('start-up refusals', async (t) => {
       'invalid authentication configuration: jwt[0].issuer.url: Invalid value: "http://idp.example.com": URL scheme must be https'],
     ['an issuer without a client id', ['--oidc-issuer-url', idp.issuer],
       'oidc-issuer-url and oidc-client-id must be specified together when any oidc-* flags are set'],
+    ['a required claim without a value', ['--oidc-issuer-url', idp.issuer, '--oidc-client-id', 'orch', '--oidc-required-claim', 'hd'],
+      'invalid argument "hd" for "--oidc-required-claim" flag: malformed pair, expect string=string'],
     ['an algorithm not on the list', ['--oidc-issuer-url', idp.issuer, '--oidc-client-id', 'orch', '--oidc-signing-algs', 'HS256'],
       'oidc: unsupported signing alg: "HS256"'],
     ['--anonymous-auth with an anonymous section', ['--anonymous-auth=false', '--authentication-config', file('anon-flag.yaml', { apiVersion: 'apiserver.config.orch.io/v1', kind: 'AuthenticationConfiguration', anonymous: { enabled: true } })],
