@@ -128,8 +128,9 @@ class RemoteKeySet {
     if (cached !== undefined) return cached
     const now = Date.now()
     const known = this.#fetched && kid !== undefined && this.#keys.some((k) => k.kid === kid)
-    if (!known && (!this.#fetched || this.#inflight !== undefined || now - this.#lastTokenRefetch >= JWKS_REFETCH_MS)) {
-      if (this.#fetched && this.#inflight === undefined) this.#lastTokenRefetch = now
+    // A fetch under way is joined; a new one starts at most every JWKS_REFETCH_MS (also while the key set is down).
+    if (!known && (this.#inflight !== undefined || now - this.#lastTokenRefetch >= JWKS_REFETCH_MS)) {
+      if (this.#inflight === undefined) this.#lastTokenRefetch = now
       try { await this.fetch() } catch (err) { throw new Error(`fetching keys ${(err as Error).message}`) }
       const fresh = await this.#tryKeys(token, kid, algs)
       if (fresh !== undefined) return fresh

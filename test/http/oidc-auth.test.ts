@@ -99,6 +99,15 @@ t.test('--oidc-* flags', async (t) => {
     t.equal(idp.hits['/keys'], before + 2)
   })
 
+  await t.test('TokenReview with audiences: the OIDC authenticator is audience-agnostic (the API audiences must meet them)', async (t) => {
+    const ok = await review(s, good, ['https://orch.default.svc.cluster.local', 'x'])
+    t.equal(ok.authenticated, true)
+    t.same(ok.audiences, ['https://orch.default.svc.cluster.local'])
+    const no = await review(s, await idp.sign({ ...base(), sub: 'aud-check' }), ['x'])
+    t.notOk(no.authenticated)
+    t.equal(no.error, 'token audiences ["https://orch.default.svc.cluster.local"] is invalid for the target audiences ["x"]')
+  })
+
   await t.test('a groups claim holding one string is one group', async (t) => {
     const w = await whoami(s, await idp.sign({ ...base(), groups: 'admins' }))
     t.same(w.user.groups, ['oidc:admins', 'system:authenticated'])
