@@ -112,10 +112,18 @@ export class ConfigLoadError extends Error {}
  */
 export function decodeAuthenticationConfiguration(text: string): AuthenticationConfiguration {
   if (text.length === 0) throw new ConfigLoadError('empty config data')
-  const doc = parseDocument(text, { uniqueKeys: true, prettyErrors: false })
+  const doc = parseDocument(text, { uniqueKeys: true, prettyErrors: true })
   if (doc.errors.length > 0) {
+    // go-yaml's texts (through sigs.k8s.io/yaml): a repeated key, else the first error with its line.
     const e = doc.errors[0]
     const line = e.linePos?.[0]?.line
+    if (e.code === 'DUPLICATE_KEY' && text.trimStart().startsWith('{')) {
+      // JSON is decoded strictly as JSON: a repeated field is a strict decoding error.
+      const key = /^"((?:[^"\\]|\\.)*)"/.exec(text.slice(e.pos[0]))?.[1] ?? ''
+      throw new ConfigLoadError(`strict decoding error: duplicate field ${JSON.stringify(key)}`)
+    }
+    const dup = e.code === 'DUPLICATE_KEY' ? /^\s*(?:-\s+)?([^\s:]+):/.exec(text.split('\n')[(line ?? 1) - 1] ?? '')?.[1] : undefined
+    if (dup !== undefined) throw new ConfigLoadError(`error converting YAML to JSON: yaml: unmarshal errors:\n  line ${line}: key ${JSON.stringify(dup)} already set in map`)
     throw new ConfigLoadError(`error converting YAML to JSON: yaml: ${line !== undefined ? `line ${line}: ` : ''}${e.message.split('\n')[0].replace(/ at line \d+, column \d+:?$/, '')}`)
   }
   const raw = doc.toJS({ maxAliasCount: 100 }) as unknown

@@ -68,7 +68,10 @@ t.test('decoding: strict, typed, registered versions only', async (t) => {
   t.equal(load(doc([{ issuer: { url: 'https://x', audiences: 'orch' } }])), 'json: cannot unmarshal string into Go struct field Issuer.jwt.issuer.audiences of type []string')
   t.equal(load(doc([{ issuer: { url: 'https://x', audiences: ['orch'], extra: 1 }, claimMappings: { username: { claim: 'sub', prefix: '', x: 2 } } }])),
     'strict decoding error: unknown field "jwt[0].issuer.extra", unknown field "jwt[0].claimMappings.username.x"')
-  t.match(load('apiVersion: apiserver.config.orch.io/v1\nkind: AuthenticationConfiguration\njwt: []\njwt: []\n'), /^error converting YAML to JSON: yaml: /)
+  t.equal(load('apiVersion: apiserver.config.orch.io/v1\nkind: AuthenticationConfiguration\njwt: []\njwt: []\n'), 'error converting YAML to JSON: yaml: unmarshal errors:\n  line 4: key "jwt" already set in map')
+  t.equal(load('jwt:\n- issuer:\n    url: a\n    url: b\n'), 'error converting YAML to JSON: yaml: unmarshal errors:\n  line 4: key "url" already set in map')
+  t.equal(load('{"apiVersion":"apiserver.config.orch.io/v1","kind":"AuthenticationConfiguration","jwt":[],"jwt":[]}'), 'strict decoding error: duplicate field "jwt"')
+  t.match(load('a: [\n'), /^error converting YAML to JSON: yaml: line 2: /)
   for (const v of ['v1', 'v1beta1', 'v1alpha1']) t.equal(load(`{"apiVersion":"apiserver.config.orch.io/${v}","kind":"AuthenticationConfiguration","jwt":[]}`), 'ok', v)
   t.equal(load('{"apiVersion":"apiserver.config.k8s.io/v1","kind":"AuthenticationConfiguration"}'), 'no kind "AuthenticationConfiguration" is registered for version "apiserver.config.k8s.io/v1" in scheme "pkg/runtime/scheme.go:100"')
 })
