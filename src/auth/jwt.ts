@@ -28,9 +28,11 @@ export type JwtResult = { ok: true; user: UserInfo } | { ok: false; error: strin
 
 // ---------------------------------------------------------------- https
 
-function get(url: string, ca: string | undefined): Promise<{ status: number; statusText: string; body: string }> {
+function get(url: string, ca: string | undefined, bearer = ''): Promise<{ status: number; statusText: string; body: string }> {
   return new Promise((resolve, reject) => {
-    const req = https.get(url, { ca: ca || undefined, timeout: HTTP_TIMEOUT_MS, headers: { accept: 'application/json' } }, (res) => {
+    const headers: Record<string, string> = { accept: 'application/json' }
+    if (bearer !== '') headers.authorization = `Bearer ${bearer}`
+    const req = https.get(url, { ca: ca || undefined, timeout: HTTP_TIMEOUT_MS, headers }, (res) => {
       const chunks: Buffer[] = []
       let size = 0
       res.on('data', (d: Buffer) => {
@@ -161,6 +163,7 @@ export class JwtAuthenticator {
   close(): void {
     this.#closed = true
     if (this.#timer) clearTimeout(this.#timer)
+    for (const v of this.#claimVerifiers.values()) v.close()
   }
 
   /** Discovery, polled every 10 s until it succeeds (upstream keeps retrying in the background; tokens fail meanwhile). */
@@ -232,11 +235,67 @@ export class JwtAuthenticator {
     if (this.#verifier === undefined) return { ok: false, error: 'oidc: authenticator not initialized' }
     let claims: Record<string, unknown>
     try { claims = await this.#verify(token, payloadText) } catch (err) { return { ok: false, error: `oidc: verify token: ${(err as Error).message}` } }
+    if (this.c.groups !== undefined && 'claim' in this.c.groups) {
+      try { await this.#expand(claims, this.c.groups.claim) } catch (err) { return { ok: false, error: `oidc: could not expand distributed claims: ${(err as Error).message}` } }
+    }
     try {
       return { ok: true, user: this.#map(claims) }
     } catch (err) {
       return { ok: false, error: (err as Error).message }
     }
+  }
+
+  /** A verified token's claims (a distributed claim's JWT), or the error go-oidc's verifier gives. */
+  async verifyOnly(token: string): Promise<Record<string, unknown>> {
+    if (this.#verifier === undefined) throw new Error(`verifier not initialized for issuer: ${goQ(this.c.url)}`)
+    const payload = untrustedIssuer(token)?.payload
+    if (payload === undefined) throw new Error('oidc: malformed jwt: square/go-jose: compact JWS format must have three parts')
+    return this.#verify(token, payload)
+  }
+
+  /** Verifiers of the issuers distributed claims come from, made on first use (upstream claimResolver). */
+  #claimVerifiers = new Map<string, JwtAuthenticator>()
+
+  /**
+   * OpenID Connect distributed claims (Core 1.0 §5.6.2) for the groups claim: when the token lacks it but names a source
+   * with an endpoint, the endpoint's JWT is fetched (with the source's access token), verified by its issuer's keys
+   * for the same audiences, and its value of the claim taken.
+   */
+  async #expand(claims: Record<string, unknown>, claim: string): Promise<void> {
+    if (Object.prototype.hasOwnProperty.call(claims, claim) || !Object.prototype.hasOwnProperty.call(claims, '_claim_names')) return
+    const names = claims._claim_names
+    if (names === null || typeof names !== 'object' || Array.isArray(names) || !Object.values(names).every((v) => typeof v === 'string')) {
+      throw new Error(`oidc: error parsing distributed claim names: json: cannot unmarshal ${Array.isArray(names) ? 'array' : typeof names === 'object' ? 'object' : typeof names} into Go value of type map[string]string`)
+    }
+    if (!Object.prototype.hasOwnProperty.call(claims, '_claim_sources')) throw new Error('oidc: no claim sources')
+    const sources = claims._claim_sources
+    if (sources === null || typeof sources !== 'object' || Array.isArray(sources)) throw new Error('oidc: could not parse claim sources: json: cannot unmarshal into Go value of type map[string]oidc.endpoint')
+    const src = (names as Record<string, string>)[claim]
+    if (src === undefined) return
+    const ep = (sources as Record<string, { endpoint?: unknown; access_token?: unknown }>)[src]
+    if (ep === undefined) throw new Error(`id token _claim_names contained a source ${src} missing in _claims_sources`)
+    const url = typeof ep?.endpoint === 'string' ? ep.endpoint : ''
+    if (url === '') return
+    let jwt: string
+    try {
+      const r = await get(url, this.c.certificateAuthority, typeof ep.access_token === 'string' ? ep.access_token : '')
+      if (r.status < 200 || r.status > 226) throw new Error(`error while getting distributed claim JWT: ${r.statusText}`)
+      jwt = r.body
+    } catch (err) { throw new Error(`while getting distributed claim ${goQ(claim)}: ${(err as Error).message}`) }
+    const iss = untrustedIssuer(jwt)?.iss
+    if (iss === undefined) throw new Error(`getting untrusted issuer from endpoint ${url} failed for claim ${goQ(claim)}: malformed token`)
+    let v = this.#claimVerifiers.get(iss)
+    if (v === undefined) {
+      v = new JwtAuthenticator({ ...this.c, url: iss, discoveryURL: '', groups: undefined }, this.#algs, this.log)
+      this.#claimVerifiers.set(iss, v)
+    }
+    let dist: Record<string, unknown>
+    try { dist = await v.verifyOnly(jwt) } catch (err) {
+      const m = (err as Error).message
+      throw new Error(m.startsWith('verifier not initialized') ? `verifying untrusted issuer ${iss} failed: ${m}` : `verify distributed claim token: ${m}`)
+    }
+    if (!Object.prototype.hasOwnProperty.call(dist, claim)) throw new Error(`jwt returned by distributed claim endpoint ${goQ(url)} did not contain claim: ${claim}`)
+    claims[claim] = dist[claim]
   }
 
   #eval(p: { expression: string; run: unknown; error: string | undefined }, vars: Record<string, unknown>, what: string): unknown {

@@ -143,6 +143,22 @@ t.test('one authenticator: claims to user', async (t) => {
   t.equal(await run(mismatch, { sub: 's' }), 'oidc: authenticator not initialized')
   idp.discoveredIssuer = undefined
 
+  // Distributed claims: the groups claim fetched from the source's endpoint, a JWT verified with its issuer's keys.
+  const dist = await build({ claimMappings: { username: { claim: 'sub', prefix: '' }, groups: { claim: 'groups', prefix: 'd:' } } })
+  idp.documents['/distributed'] = await idp.sign({ iss: idp.issuer, aud: 'orch', exp, groups: ['far', 'away'] })
+  const sources = { _claim_names: { groups: 'src1' }, _claim_sources: { src1: { endpoint: `${idp.issuer}/distributed`, access_token: 'at-1' } } }
+  const first = await run(dist, { sub: 's', ...sources })
+  if (typeof first === 'string') t.equal(first, `oidc: could not expand distributed claims: verifying untrusted issuer ${idp.issuer} failed: verifier not initialized for issuer: "${idp.issuer}"`, 'the first use starts its verifier')
+  let got: unknown
+  for (let i = 0; i < 200; i++) { got = await run(dist, { sub: 's', ...sources }); if (typeof got !== 'string') break; await new Promise((r) => setTimeout(r, 25)) }
+  t.same(got, { username: 's', uid: '', groups: ['d:far', 'd:away'] })
+  t.equal(idp.authorization['/distributed'], 'Bearer at-1')
+  t.equal(await run(dist, { sub: 's', _claim_names: { groups: 'src2' }, _claim_sources: {} }), 'oidc: could not expand distributed claims: id token _claim_names contained a source src2 missing in _claims_sources')
+  t.equal(await run(dist, { sub: 's', _claim_names: { groups: 'src1' } }), 'oidc: could not expand distributed claims: oidc: no claim sources')
+  t.same(await run(dist, { sub: 's', groups: ['own'], ...sources }), { username: 's', uid: '', groups: ['d:own'] }, 'a claim in the token wins')
+  idp.documents['/distributed'] = await idp.sign({ iss: idp.issuer, aud: 'elsewhere', exp, groups: ['x'] })
+  t.equal(await run(dist, { sub: 's', ...sources }), 'oidc: could not expand distributed claims: verify distributed claim token: oidc: expected audience "orch" got ["elsewhere"]')
+
   const empty = await build({ claimMappings: { username: { expression: "claims.?name.orValue('')" } } })
   t.equal(await run(empty, { sub: 's' }), 'oidc: empty username via CEL expression is not allowed')
   t.equal(await run(empty, { name: 'n', exp: undefined }), 'oidc: verify token: oidc: token is expired (Token Expiry: 0001-01-01 00:00:00 +0000 UTC)')

@@ -17,6 +17,10 @@ export interface OidcProvider {
   hits: Record<string, number>
   /** what discovery answers as `issuer` (default: the issuer) */
   discoveredIssuer: string | undefined
+  /** more paths and their bodies (a distributed claim's JWT) */
+  documents: Record<string, string>
+  /** the Authorization header of each request, by path */
+  authorization: Record<string, string | undefined>
   newKey(kid: string, alg?: string): Promise<SigningKey>
   sign(claims: JWTPayload, key?: SigningKey, header?: Record<string, unknown>): Promise<string>
   close(): Promise<void>
@@ -64,7 +68,7 @@ export async function startOidcProvider(opts: { port?: number; tls?: ReturnType<
   const tls = opts.tls ?? makeTlsMaterial()
   const first = await makeKey('key-1')
   const p: OidcProvider = {
-    issuer: '', port: 0, caPem: tls.caPem, keys: [first], hits: {}, discoveredIssuer: undefined,
+    issuer: '', port: 0, caPem: tls.caPem, keys: [first], hits: {}, discoveredIssuer: undefined, documents: {}, authorization: {},
     async newKey(kid, alg = 'RS256') { return makeKey(kid, alg) },
     async sign(claims, key = p.keys[0], header = {}) {
       return new SignJWT(claims).setProtectedHeader({ alg: key.alg, kid: key.kid, typ: 'JWT', ...header }).sign(key.privateKey)
@@ -74,9 +78,13 @@ export async function startOidcProvider(opts: { port?: number; tls?: ReturnType<
   const server = https.createServer({ cert: tls.certPem, key: tls.keyPem }, (req, res) => {
     const path = (req.url ?? '').split('?')[0]
     p.hits[path] = (p.hits[path] ?? 0) + 1
+    p.authorization[path] = req.headers.authorization
     res.setHeader('content-type', 'application/json')
     if (path === '/.well-known/openid-configuration') {
       res.end(JSON.stringify({ issuer: p.discoveredIssuer ?? p.issuer, jwks_uri: `${p.issuer}/keys`, id_token_signing_alg_values_supported: ['RS256', 'ES256'] }))
+    } else if (p.documents[path] !== undefined) {
+      res.setHeader('content-type', 'application/jwt')
+      res.end(p.documents[path])
     } else if (path === '/keys') {
       res.end(JSON.stringify({ keys: p.keys.map((k) => k.publicJwk) }))
     } else {
