@@ -88,6 +88,22 @@ function typeErrors(v: unknown, shape: Shape, path: string, owner: string, out: 
   }
 }
 
+/** Go's decoding of nulls: a null field is absent (a nil pointer keeps null), a null list item is its type's zero value. */
+function normalize(v: unknown, shape: Shape): unknown {
+  if (v === null || v === undefined) return shape === 'nullable-string' && v === null ? null : undefined
+  if (typeof shape === 'string') return v
+  const zero = (s: Shape): unknown => s === 'bool' ? false : typeof s === 'string' ? '' : 'list' in s ? [] : {}
+  if ('list' in shape) return (v as unknown[]).map((x) => x === null ? zero(shape.list) : normalize(x, shape.list))
+  const out: Record<string, unknown> = {}
+  for (const [k, x] of Object.entries(v as Record<string, unknown>)) {
+    const f = shape.fields[k]
+    if (f === undefined) continue
+    const r = normalize(x, f)
+    if (r !== undefined) out[k] = r
+  }
+  return out
+}
+
 /** Unknown fields are reported with their list indexes, as the strict decoder names them (`jwt[0].issuer.foo`). */
 function unknownFields(v: unknown, shape: Shape, path: string, out: string[]): void {
   if (v === null || typeof v !== 'object' || typeof shape === 'string') return
@@ -146,7 +162,7 @@ export function decodeAuthenticationConfiguration(text: string): AuthenticationC
   const unknown: string[] = []
   unknownFields(raw, SHAPE, '', unknown)
   if (unknown.length > 0) throw new ConfigLoadError(`strict decoding error: ${unknown.map((u) => `unknown field "${u}"`).join(', ')}`)
-  const cfg = raw as AuthenticationConfiguration
+  const cfg = normalize(raw, SHAPE) as AuthenticationConfiguration
   for (const j of cfg.jwt ?? []) {
     // Go's zero values for absent structs.
     j.issuer ??= {}

@@ -514,6 +514,11 @@ export class JwtController {
   }
 
   #check(): void {
+    // Runs from timers and watch events of a front-end thread: nothing may escape.
+    try { this.#reload() } catch (err) { this.log.error({ err: (err as Error).message, file: this.setup.file }, 'failed to update authentication config') }
+  }
+
+  #reload(): void {
     const file = this.setup.file
     let text: string
     try { text = readFileSync(file, 'utf8') } catch (err) {

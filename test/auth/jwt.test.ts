@@ -72,6 +72,11 @@ t.test('decoding: strict, typed, registered versions only', async (t) => {
   t.equal(load('jwt:\n- issuer:\n    url: a\n    url: b\n'), 'error converting YAML to JSON: yaml: unmarshal errors:\n  line 4: key "url" already set in map')
   t.equal(load('{"apiVersion":"apiserver.config.orch.io/v1","kind":"AuthenticationConfiguration","jwt":[],"jwt":[]}'), 'strict decoding error: duplicate field "jwt"')
   t.match(load('a: [\n'), /^error converting YAML to JSON: yaml: line 2: /)
+  // Nulls decode as Go does (zero values), so they meet validation rather than break it.
+  t.equal(problems('apiVersion: apiserver.config.orch.io/v1\nkind: AuthenticationConfiguration\njwt: [null]\n'),
+    '[jwt[0].issuer.url: Required value, jwt[0].issuer.audiences: Required value: at least one jwt[0].issuer.audiences is required, jwt[0].claimMappings.username: Required value: claim or expression is required]')
+  t.equal(problems(doc([a({ claimValidationRules: [null], claimMappings: { username: { claim: 'sub', prefix: null }, extra: [null] } })], { anonymous: null })),
+    '[jwt[0].claimValidationRules[0]: Required value: claim or expression is required, jwt[0].claimMappings.username.prefix: Required value: prefix is required when claim is set. It can be set to an empty string to disable prefixing, jwt[0].claimMappings.extra[0].key: Required value, jwt[0].claimMappings.extra[0].valueExpression: Required value]')
   for (const v of ['v1', 'v1beta1', 'v1alpha1']) t.equal(load(`{"apiVersion":"apiserver.config.orch.io/${v}","kind":"AuthenticationConfiguration","jwt":[]}`), 'ok', v)
   t.equal(load('{"apiVersion":"apiserver.config.k8s.io/v1","kind":"AuthenticationConfiguration"}'), 'no kind "AuthenticationConfiguration" is registered for version "apiserver.config.k8s.io/v1" in scheme "pkg/runtime/scheme.go:100"')
 })
