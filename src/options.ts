@@ -71,6 +71,20 @@ export interface Options {
   enableAdmissionPlugins: string[]
   /** admission plugins on by default not to run (upstream names) */
   disableAdmissionPlugins: string[]
+  /** AuthenticationConfiguration file (JWT authenticators); exclusive with the --oidc-* flags */
+  authenticationConfig: string
+  oidcIssuerUrl: string
+  oidcClientId: string
+  oidcCaFile: string
+  oidcUsernameClaim: string
+  oidcUsernamePrefix: string
+  oidcGroupsClaim: string
+  oidcGroupsPrefix: string
+  oidcSigningAlgs: string[]
+  /** key=value claims an ID token must carry (repeatable) */
+  oidcRequiredClaim: string[]
+  /** whether --anonymous-auth was given (not a flag: the authentication configuration's `anonymous` excludes it) */
+  anonymousAuthSet: boolean
 }
 
 const cores = os.availableParallelism()
@@ -121,6 +135,17 @@ export const defaultOptions: Readonly<Options> = Object.freeze({
   authorizationConfig: '',
   enableAdmissionPlugins: [],
   disableAdmissionPlugins: [],
+  authenticationConfig: '',
+  oidcIssuerUrl: '',
+  oidcClientId: '',
+  oidcCaFile: '',
+  oidcUsernameClaim: 'sub',
+  oidcUsernamePrefix: '',
+  oidcGroupsClaim: '',
+  oidcGroupsPrefix: '',
+  oidcSigningAlgs: ['RS256'],
+  oidcRequiredClaim: [],
+  anonymousAuthSet: false,
 })
 
 /**
@@ -189,6 +214,16 @@ export const flags: Record<string, Flag> = {
   controllers: { option: 'controllers', type: 'list', help: `built-in controllers to run: '*' (those on by default), 'name' (on), '-name' (off); names: ${CONTROLLERS.map((c) => c.name + (c.byDefault ? '' : ' (off by default)')).join(', ')}` },
   'enable-admission-plugins': { option: 'enableAdmissionPlugins', type: 'list', repeatable: true, emptyOk: true, help: `admission plugins to run in addition to those on by default (NamespaceLifecycle, LimitRanger, ServiceAccount, NodeRestriction, Priority, ValidatingAdmissionPolicy, ResourceQuota). Comma-delimited list of admission plugins: ${registeredPluginNames().join(', ')}. The order of plugins in this flag does not matter` },
   'disable-admission-plugins': { option: 'disableAdmissionPlugins', type: 'list', repeatable: true, emptyOk: true, help: `admission plugins not to run although they are on by default. Comma-delimited list of admission plugins: ${registeredPluginNames().join(', ')}. The order of plugins in this flag does not matter` },
+  'authentication-config': { option: 'authenticationConfig', type: 'string', help: 'AuthenticationConfiguration file (apiserver.config.orch.io) of JWT authenticators; reloaded when it changes; exclusive with the --oidc-* flags' },
+  'oidc-issuer-url': { option: 'oidcIssuerUrl', type: 'string', help: 'OpenID issuer URL (https only); ID tokens it signs authenticate' },
+  'oidc-client-id': { option: 'oidcClientId', type: 'string', help: 'audience every ID token must be issued for; required with --oidc-issuer-url' },
+  'oidc-ca-file': { option: 'oidcCaFile', type: 'string', help: 'CA (PEM) of the issuer\'s serving certificate (default: the host\'s roots)' },
+  'oidc-username-claim': { option: 'oidcUsernameClaim', type: 'string', help: 'claim used as user name (default sub)' },
+  'oidc-username-prefix': { option: 'oidcUsernamePrefix', type: 'string', help: 'prefix of user names (default: the issuer URL and # for claims other than email; - for none)' },
+  'oidc-groups-claim': { option: 'oidcGroupsClaim', type: 'string', help: 'claim used for groups (a string or a list of strings)' },
+  'oidc-groups-prefix': { option: 'oidcGroupsPrefix', type: 'string', help: 'prefix of group names' },
+  'oidc-signing-algs': { option: 'oidcSigningAlgs', type: 'list', help: 'accepted signing algorithms (default RS256): RS256, RS384, RS512, ES256, ES384, ES512, PS256, PS384, PS512' },
+  'oidc-required-claim': { option: 'oidcRequiredClaim', type: 'string', repeatable: true, help: 'key=value claim an ID token must carry (repeatable)' },
   'log-level': { option: 'logLevel', type: 'string', values: ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'], help: 'pino log level' },
 }
 
@@ -259,9 +294,11 @@ export function resolveOptions(argv: string[]): Options {
     ...defaultOptions, authorizationMode: [...defaultOptions.authorizationMode], featureGates: { ...defaultOptions.featureGates }, featureGateWarnings: [],
     serviceAccountKeyFile: [], serviceAccountIssuer: [...defaultOptions.serviceAccountIssuer], apiAudiences: [],
     enableAdmissionPlugins: [], disableAdmissionPlugins: [],
+    oidcSigningAlgs: [...defaultOptions.oidcSigningAlgs], oidcRequiredClaim: [],
   }
   const repeated = new Set<string>()
   const given = new Set<string>()
+  let oidcFlagsSet = false
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]
     if (!arg.startsWith('--')) throw new OptionsError(`unexpected argument "${arg}"`)
@@ -278,6 +315,8 @@ export function resolveOptions(argv: string[]): Options {
     }
     given.add(name)
     const parsed = parseValue(name, flag, value)
+    if (name.startsWith('oidc-')) oidcFlagsSet = true
+    if (name === 'anonymous-auth') opts.anonymousAuthSet = true
     if (flag.type === 'gates') {
       const g = parsed as ReturnType<typeof parseFeatureGates>
       opts.featureGates = g.gates
@@ -286,12 +325,13 @@ export function resolveOptions(argv: string[]): Options {
       // The first occurrence replaces the default, later ones add to it.
       const prev = repeated.has(name) ? (opts as any)[flag.option] as string[] : []
       repeated.add(name)
-      ;(opts as any)[flag.option] = [...prev, ...(parsed as string[])]
+      ;(opts as any)[flag.option] = [...prev, ...(Array.isArray(parsed) ? parsed : [parsed])]
     } else {
       ;(opts as any)[flag.option] = parsed
     }
   }
   checkAuthorizationFlags(opts, given)
+  checkOidcFlags(opts, oidcFlagsSet)
   const modes = opts.authorizationMode
   if (new Set(modes).size !== modes.length) throw new OptionsError(`invalid value "${modes.join(',')}" for flag --authorization-mode: a mode may be named only once`)
   if (modes.includes('ABAC') && opts.authorizationPolicyFile === '') throw new OptionsError("authorization-mode ABAC's authorization policy file not passed")
@@ -338,6 +378,23 @@ export function usage(): string {
   const lines = ['Usage: orch-apiserver [flags]', '', 'Flags:']
   for (const [name, f] of Object.entries(flags)) lines.push(`      --${name} ${f.type === 'bool' ? '' : f.type}`.trimEnd(), `            ${f.help}`)
   return lines.join('\n') + '\n'
+}
+
+/** Upstream validateOIDCOptions (and oidc.New's algorithm allow-list): what the flags say without reading any file. */
+function checkOidcFlags(opts: Options, flagsSet: boolean): void {
+  if (opts.authenticationConfig !== '') {
+    if (flagsSet) throw new OptionsError('authentication-config file and oidc-* flags are mutually exclusive')
+    return
+  }
+  if (flagsSet && (opts.oidcIssuerUrl === '' || opts.oidcClientId === '')) {
+    throw new OptionsError('oidc-issuer-url and oidc-client-id must be specified together when any oidc-* flags are set')
+  }
+  for (const kv of opts.oidcRequiredClaim) {
+    if (!kv.includes('=')) throw new OptionsError(`invalid argument "${kv}" for "--oidc-required-claim" flag: malformed pair, expect string=string`)
+  }
+  if (opts.oidcIssuerUrl === '') return
+  const allowed = ['RS256', 'RS384', 'RS512', 'ES256', 'ES384', 'ES512', 'PS256', 'PS384', 'PS512']
+  for (const alg of opts.oidcSigningAlgs) if (!allowed.includes(alg)) throw new OptionsError(`oidc: unsupported signing alg: ${JSON.stringify(alg)}`)
 }
 
 /** The controllers `--controllers` runs (their names): an error names the flag and the unknown name. */

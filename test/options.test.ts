@@ -130,3 +130,21 @@ t.test('--controllers: *, names and -names, in either spelling', async (t) => {
   const only = enabledControllers(['namespace-controller', 'bootstrapsigner'])
   t.same([...only].sort(), ['bootstrap-signer-controller', 'namespace-controller'], 'without * only what is named')
 })
+
+t.test('--oidc-* flags and --authentication-config', async (t) => {
+  const d = resolveOptions([])
+  t.equal(d.oidcUsernameClaim, 'sub')
+  t.same(d.oidcSigningAlgs, ['RS256'])
+  t.equal(d.authenticationConfig, '')
+  const o = resolveOptions(['--oidc-issuer-url=https://idp', '--oidc-client-id', 'c', '--oidc-required-claim', 'a=b,c', '--oidc-required-claim=d=e', '--oidc-signing-algs', 'RS256,ES256'])
+  t.same(o.oidcRequiredClaim, ['a=b,c', 'd=e'], 'one pair per occurrence, commas kept')
+  t.same(o.oidcSigningAlgs, ['RS256', 'ES256'])
+  const fails = (argv: string[]) => { try { resolveOptions(argv); return '' } catch (err) { t.ok(err instanceof OptionsError); return (err as Error).message } }
+  t.equal(fails(['--authentication-config', 'f.yaml', '--oidc-username-claim', 'email']), 'authentication-config file and oidc-* flags are mutually exclusive')
+  t.equal(fails(['--oidc-groups-claim', 'g']), 'oidc-issuer-url and oidc-client-id must be specified together when any oidc-* flags are set')
+  t.equal(fails(['--oidc-client-id', 'c']), 'oidc-issuer-url and oidc-client-id must be specified together when any oidc-* flags are set')
+  t.equal(fails(['--oidc-issuer-url=https://idp', '--oidc-client-id', 'c', '--oidc-signing-algs', 'none']), 'oidc: unsupported signing alg: "none"')
+  t.equal(fails(['--oidc-issuer-url=https://idp', '--oidc-client-id', 'c', '--oidc-required-claim', 'x']), 'invalid argument "x" for "--oidc-required-claim" flag: malformed pair, expect string=string')
+  t.equal(resolveOptions(['--anonymous-auth=false']).anonymousAuthSet, true)
+  t.equal(d.anonymousAuthSet, false)
+})

@@ -440,3 +440,78 @@ export function toCelValue(v: unknown): unknown {
   }
   return out
 }
+
+// ---- expressions over other variables (the authentication configuration's `claims` and `user`) ----
+
+/** Variables by name: a type name (`map<string, dyn>`) or an object's field types. */
+export type CelVariables = Readonly<Record<string, string | Readonly<Record<string, string>>>>
+
+const envsWith = new Map<string, Environment>()
+
+/** The evaluation environment (with its Kubernetes libraries) declaring these variables; kept per set. */
+function environmentWith(vars: CelVariables): Environment {
+  const key = JSON.stringify(vars)
+  let env = envsWith.get(key)
+  if (env === undefined) {
+    env = runtime().clone()
+    for (const [name, type] of Object.entries(vars)) {
+      if (typeof type === 'string') env.registerVariable(name, type)
+      else env.registerVariable({ name, schema: { ...type } })
+    }
+    envsWith.set(key, env)
+  }
+  return env
+}
+
+/**
+ * The Invalid detail of an expression over `vars` (cel-go's text: syntax errors, undeclared references, unknown fields
+ * of an object variable, the result type), or undefined when it compiles. A check failure the library cannot explain
+ * (a function it lacks) is not reported, as for admission expressions.
+ */
+export function celCompileProblemWith(expr: string, result: CelResult, vars: CelVariables): string | undefined {
+  const env = environmentWith(vars)
+  let parsed: { ast: unknown }
+  try {
+    parsed = env.parse(expr) as unknown as { ast: unknown }
+  } catch (err) {
+    const e = err as { range?: { start?: number }; summary?: string; message?: string }
+    const summary = e.summary ?? String(e.message ?? err).split('\n')[0]
+    return `compilation failed: ${display(expr, { pos: e.range?.start ?? 0, message: `Syntax error: ${summary}` })}`
+  }
+  const issues = undeclared(parsed.ast, new Set(Object.keys(vars)))
+  if (issues.length > 0) return `compilation failed: ${issues.map((i) => display(expr, i)).join('\n')}`
+  let checked: { valid: boolean; type?: unknown; error?: { message?: string } }
+  try { checked = env.check(expr) as typeof checked } catch { return undefined }
+  if (!checked.valid) {
+    const missing = /^No such key: (\w+)/.exec(checked.error?.message ?? '')?.[1]
+    const at = missing !== undefined ? new RegExp(`\\.\\s*${missing}\\b`).exec(expr) : null
+    if (at !== null) return `compilation failed: ${display(expr, { pos: at.index, message: `undefined field '${missing}'` })}`
+    return undefined
+  }
+  if (result === 'any') return undefined
+  const type = String(checked.type)
+  const ok = result === 'string-or-null' ? type === 'string' || type === 'null' : type === result
+  return ok ? undefined : RESULT_TEXT[result]
+}
+
+/** A program over `vars` for celEvaluate, with its syntax tree (for checks of which fields it reads). */
+export function celProgramWith(expression: string, vars: CelVariables): CelProgram & { ast: unknown } {
+  try {
+    const parsed = environmentWith(vars).parse(expression) as unknown as ((activation: Record<string, unknown>) => unknown) & { ast: unknown }
+    return { expression, run: parsed, error: undefined, ast: parsed.ast }
+  } catch (err) {
+    return { expression, run: undefined, error: errorText(err), ast: undefined }
+  }
+}
+
+/** Whether the syntax tree selects `field` of the identifier `operand` (`claims.email`, `claims.?email`, `has(claims.email)`). */
+export function celSelects(ast: unknown, operand: string, field: string): boolean {
+  if (Array.isArray(ast)) return ast.some((x) => celSelects(x, operand, field))
+  if (!isNode(ast)) return false
+  if ((ast.op === '.' || ast.op === '.?') && Array.isArray(ast.args)) {
+    const [target, name] = ast.args as [unknown, unknown]
+    if (isNode(target) && target.op === 'id' && target.args === operand && name === field) return true
+    return celSelects(target, operand, field)
+  }
+  return celSelects(ast.args, operand, field)
+}

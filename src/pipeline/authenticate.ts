@@ -1,9 +1,10 @@
-// The authenticate stage: bearer tokens (static file, bootstrap tokens, service-account JWTs, behind a bounded cache), else anonymous; a presented bad token is 401.
+// The authenticate stage: bearer tokens (static file, bootstrap tokens, service-account JWTs, OIDC JWTs, behind a bounded cache), else anonymous; a presented bad token is 401.
 import { unauthorized } from '../machinery/errors.js'
 import { objectKey, recordObject, recordRv } from '../machinery/storage-format.js'
 import { verifyToken, type ServiceAccountLookups, type VerificationKey } from '../auth/service-account.js'
 import { authenticateBootstrapToken, parseBootstrapToken } from '../auth/bootstrap-token.js'
 import { impersonate } from './impersonate.js'
+import type { JwtAuthenticators } from '../auth/jwt.js'
 import type { Store } from './store.js'
 import type { RequestContext, UserInfo } from './context.js'
 
@@ -30,6 +31,19 @@ export interface AuthnConfig {
 }
 
 let config: AuthnConfig = { tokens: new Map(), anonymous: true }
+/** The JWT (OIDC) authenticators of this thread, when configured (swapped when their file is reloaded). */
+let jwtAuthenticators: JwtAuthenticators | undefined
+
+export function setJwtAuthenticators(a: JwtAuthenticators | undefined): void { jwtAuthenticators = a }
+
+/** The paths anonymous requests may use (the authentication configuration's `anonymous.conditions`); undefined: any. */
+let anonymousPaths: Set<string> | undefined
+
+/** The authentication configuration's `anonymous` section, in place of --anonymous-auth. */
+export function setAnonymous(a: { enabled: boolean; paths: string[] }): void {
+  config = { ...config, anonymous: a.enabled }
+  anonymousPaths = a.enabled && a.paths.length > 0 ? new Set(a.paths) : undefined
+}
 let apiAudiences: string[] = []
 
 export function configureAuthentication(c: AuthnConfig): void {
@@ -164,6 +178,18 @@ export async function authenticateToken(token: string, audiences?: string[]): Pr
     }
     if (r.error) errors.push(r.error)
   }
+  // After the service accounts (upstream keeps OIDC after them); a token of no configured issuer is not looked at.
+  const jwt = jwtAuthenticators?.authenticate(token)
+  if (jwt !== undefined) {
+    const r = await jwt
+    if (r.ok) {
+      const user = withAuthenticated(r.user)
+      const res = audienceAgnostic(user, audiences)
+      if (res.ok) remember(cacheKey, { user, audiences: res.audiences, expires: Math.min(Date.now() + TOKEN_TTL_MS, expiryOf(token)), deps: [] })
+      return res
+    }
+    errors.push(r.error)
+  }
   if (config.tokenWebhook) {
     // Last, as upstream's union orders it: local authenticators first, then remote.
     const r = await config.tokenWebhook(token, audiences && audiences.length > 0 ? audiences : apiAudiences)
@@ -190,7 +216,7 @@ async function authenticateSlow(ctx: RequestContext, token: string): Promise<voi
 export function authenticate(ctx: RequestContext): void | Promise<void> {
   const token = bearerToken(ctx.headers['authorization'])
   if (token === '') {
-    if (!config.anonymous) throw unauthorized()
+    if (!config.anonymous || (anonymousPaths !== undefined && !anonymousPaths.has(ctx.url))) throw unauthorized()
     // `Bearer  <token>` (two spaces) is no bearer token: the request goes on as anonymous, with upstream's warning.
     if (EXTRA_SPACE.test(ctx.headers['authorization'] ?? '')) ctx.responseHeaders.push(['Warning', EXTRA_SPACE_WARNING])
     ctx.user = ANONYMOUS

@@ -13,6 +13,8 @@ import { buildRouter } from './routes.js'
 import { setupPipeline, type FrontendData } from './setup.js'
 import { closeAllWatches } from './watch.js'
 import { joinMetrics, leaveMetrics, observeRequest } from './metrics.js'
+import { JwtController } from '../auth/jwt.js'
+import { setAnonymous, setJwtAuthenticators } from '../pipeline/authenticate.js'
 
 const data = workerData as FrontendData
 const log = pino({ level: data.options.logLevel, redact: ['req.headers.authorization'] }).child({ frontend: data.index })
@@ -27,6 +29,9 @@ function loadUws(): typeof import('uWebSockets.js') {
 const uws = loadUws()
 joinMetrics(data.index, data.options.frontends)
 const { store, authz } = setupPipeline(data, log, ({ registry, store }) => buildRouter({ registry, store, data, log }))
+const jwt = data.jwt ? new JwtController(data.jwt, log.child({ authenticator: 'jwt' }), setJwtAuthenticators) : undefined
+if (jwt) setJwtAuthenticators(jwt.current)
+if (data.jwt?.anonymous) setAnonymous(data.jwt.anonymous)
 
 const compress = data.options.featureGates.APIResponseCompression
 /** Upstream compresses get and list answers from this size on, at gzip level 1. */
@@ -205,6 +210,7 @@ parentPort!.on('message', async (m: { type: string }) => {
     store.clients.forEach((c) => c.close())
     authz.close()
     leaveMetrics()
+    jwt?.close()
     parentPort!.postMessage({ type: 'closed' })
   }
 })

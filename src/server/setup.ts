@@ -57,6 +57,8 @@ export interface FrontendData extends ThreadData {
   httpPort: number
   httpsPort: number
   tls: { certFile: string; keyFile: string }
+  /** JWT authenticators (--authentication-config or --oidc-*), when configured */
+  jwt?: import('../auth/jwt.js').JwtSetup
 }
 
 export interface Pipeline { registry: Registry; store: Store; authz: AuthzClient }

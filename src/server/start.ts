@@ -13,6 +13,7 @@ import { parsePolicyFile, PolicyFileError, type AbacPolicy } from '../../actors/
 import { ensurePki, ensureAdminToken, writeAdminKubeconfig } from '../bootstrap/pki.js'
 import { readTokenFile } from '../auth/token-file.js'
 import { loadServiceAccountKeys, type ServiceAccountKeys } from '../auth/service-account.js'
+import { prepareJwtSetup, type JwtSetup } from '../auth/jwt.js'
 import type { UserInfo } from '../pipeline/context.js'
 import type { FrontendData, ServiceAccountData } from './setup.js'
 import { SEAT_SLOTS } from '../../actors/flow-control/messages.js'
@@ -202,6 +203,9 @@ export async function start(options: Options, log: Logger): Promise<Server> {
   }
 
   const { chain: authzChain, tokenWebhook } = authorizationSetup(opts, serviceAccounts.apiAudiences)
+  // JWT authenticators (--authentication-config or --oidc-*): loaded and validated here, run by each front-end.
+  let jwt: JwtSetup | undefined
+  try { jwt = prepareJwtSetup(opts) } catch (err) { throw new OptionsError((err as Error).message) }
 
   let tls = { certFile: opts.tlsCertFile, keyFile: opts.tlsPrivateKeyFile }
   let kubeconfig = ''
@@ -276,7 +280,7 @@ export async function start(options: Options, log: Logger): Promise<Server> {
     const shardPorts = await Promise.all(shardPools.map((p) => connect(p, `frontend-${i}`)))
     const authzPort = await connect(authzPool, `frontend-${i}`)
     const flowPort = await connect(flowPool, `frontend-${i}`)
-    const data: FrontendData = { index: i, options: opts, counters, seats, rejected, state, heartbeats, shardPorts, authzPort, authzVersions, flowPort, tokens: tokenList, serviceAccounts, serviceAllocation, httpPort, httpsPort, tls }
+    const data: FrontendData = { index: i, options: opts, counters, seats, rejected, state, heartbeats, shardPorts, authzPort, authzVersions, flowPort, tokens: tokenList, serviceAccounts, serviceAllocation, httpPort, httpsPort, tls, jwt }
     const w = new Worker(new URL('src/server/frontend.js', distRoot), { workerData: data, transferList: [...shardPorts, authzPort, flowPort], resourceLimits: { maxYoungGenerationSizeMb: WORKER_YOUNG_GENERATION_MB } })
     frontends.push(w)
     listening.push(new Promise((resolve, reject) => {
