@@ -50,6 +50,16 @@ export interface Options {
   serviceNodePortRange: string
   /** the built-in controllers to run, as kube-controller-manager's --controllers: `*`, `name`, `-name` */
   controllers: string[]
+  /** CAs (PEM) whose client certificates authenticate as CN / O; serves the secure port through node:http2 */
+  clientCaFile: string
+  /** CAs (PEM) of the authenticating proxy's client certificate (the identity headers are honoured only with it) */
+  requestheaderClientCaFile: string
+  /** proxy certificate CNs allowed to assert identities (empty: any verified by the request-header CA) */
+  requestheaderAllowedNames: string[]
+  requestheaderUsernameHeaders: string[]
+  requestheaderUidHeaders: string[]
+  requestheaderGroupHeaders: string[]
+  requestheaderExtraHeadersPrefix: string[]
 }
 
 const cores = os.availableParallelism()
@@ -89,6 +99,13 @@ export const defaultOptions: Readonly<Options> = Object.freeze({
   serviceClusterIpRange: DEFAULT_SERVICE_CLUSTER_IP_RANGE,
   serviceNodePortRange: DEFAULT_SERVICE_NODE_PORT_RANGE,
   controllers: ['*'],
+  clientCaFile: '',
+  requestheaderClientCaFile: '',
+  requestheaderAllowedNames: [],
+  requestheaderUsernameHeaders: [],
+  requestheaderUidHeaders: [],
+  requestheaderGroupHeaders: [],
+  requestheaderExtraHeadersPrefix: [],
 })
 
 /**
@@ -146,6 +163,13 @@ export const flags: Record<string, Flag> = {
   'service-cluster-ip-range': { option: 'serviceClusterIpRange', type: 'string', help: 'IPv4 CIDR that services\' cluster IPs are allocated from (its first address is the API server\'s own Service\'s); mask /12 to /29' },
   'service-node-port-range': { option: 'serviceNodePortRange', type: 'string', help: 'ports that NodePort and LoadBalancer services\' node ports are allocated from: low-high, low+count, or one port' },
   controllers: { option: 'controllers', type: 'list', help: `built-in controllers to run: '*' (those on by default), 'name' (on), '-name' (off); names: ${CONTROLLERS.map((c) => c.name + (c.byDefault ? '' : ' (off by default)')).join(', ')}` },
+  'client-ca-file': { option: 'clientCaFile', type: 'string', help: 'CA bundle (PEM): a client certificate it signs authenticates as its CN, with its O values as groups; the secure port is then served by node:http2 (slower than uWS)' },
+  'requestheader-client-ca-file': { option: 'requestheaderClientCaFile', type: 'string', help: 'CA bundle (PEM) of an authenticating proxy: only requests with a client certificate it signs are authenticated from the --requestheader-* headers' },
+  'requestheader-allowed-names': { option: 'requestheaderAllowedNames', type: 'list', help: 'common names of proxy certificates allowed to assert identities (empty: any the request-header CA signs)' },
+  'requestheader-username-headers': { option: 'requestheaderUsernameHeaders', type: 'list', help: 'request headers holding the user name, in order (X-Remote-User is common)' },
+  'requestheader-uid-headers': { option: 'requestheaderUidHeaders', type: 'list', help: 'request headers holding the user UID, in order (X-Remote-Uid is suggested; gate RemoteRequestHeaderUID)' },
+  'requestheader-group-headers': { option: 'requestheaderGroupHeaders', type: 'list', help: 'request headers holding groups, every value of each (X-Remote-Group is suggested)' },
+  'requestheader-extra-headers-prefix': { option: 'requestheaderExtraHeadersPrefix', type: 'list', help: 'request header prefixes of extra user fields (X-Remote-Extra- is suggested)' },
   'log-level': { option: 'logLevel', type: 'string', values: ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'], help: 'pino log level' },
 }
 
@@ -215,6 +239,7 @@ export function resolveOptions(argv: string[]): Options {
   const opts: Options = {
     ...defaultOptions, authorizationMode: [...defaultOptions.authorizationMode], featureGates: { ...defaultOptions.featureGates }, featureGateWarnings: [],
     serviceAccountKeyFile: [], serviceAccountIssuer: [...defaultOptions.serviceAccountIssuer], apiAudiences: [],
+    requestheaderAllowedNames: [], requestheaderUsernameHeaders: [], requestheaderUidHeaders: [], requestheaderGroupHeaders: [], requestheaderExtraHeadersPrefix: [],
   }
   const repeated = new Set<string>()
   for (let i = 0; i < argv.length; i++) {
@@ -252,6 +277,12 @@ export function resolveOptions(argv: string[]): Options {
     throw new OptionsError('flags --tls-cert-file and --tls-private-key-file must be given together')
   }
   if (opts.securePort === 0 && opts.port === 0) throw new OptionsError('flags --secure-port and --port are both 0: nothing to serve')
+  for (const f of ['client-ca-file', 'requestheader-client-ca-file'] as const) {
+    if ((opts as any)[flags[f].option] !== '' && opts.securePort === 0) throw new OptionsError(`flag --${f} needs the secure port: client certificates come over TLS only (--secure-port is 0)`)
+  }
+  if (opts.requestheaderUidHeaders.length > 0 && !opts.featureGates.RemoteRequestHeaderUID) {
+    throw new OptionsError('--requestheader-uid-headers requires the "RemoteRequestHeaderUID" feature to be enabled')
+  }
   serviceRangesOf(opts)
   enabledControllers(opts.controllers)
   if (opts.advertiseAddress !== '') {

@@ -4,6 +4,7 @@ import { objectKey, recordObject, recordRv } from '../machinery/storage-format.j
 import { verifyToken, type ServiceAccountLookups, type VerificationKey } from '../auth/service-account.js'
 import { authenticateBootstrapToken, parseBootstrapToken } from '../auth/bootstrap-token.js'
 import { impersonate } from './impersonate.js'
+import { authenticatePeer, type CertAuthnConfig } from '../auth/x509.js'
 import type { Store } from './store.js'
 import type { RequestContext, UserInfo } from './context.js'
 
@@ -25,6 +26,8 @@ export interface AuthnConfig {
   bootstrapTokens?: boolean
   /** live objects for service-account and bootstrap-token checks */
   store?: Store
+  /** --client-ca-file, --requestheader-*: read only for requests that came with a client certificate */
+  certificates?: CertAuthnConfig
 }
 
 let config: AuthnConfig = { tokens: new Map(), anonymous: true }
@@ -180,9 +183,20 @@ async function authenticateSlow(ctx: RequestContext, token: string): Promise<voi
  * headers are honoured here too (after the real user is known, before flow control).
  */
 export function authenticate(ctx: RequestContext): void | Promise<void> {
+  // A client certificate (node front-end only): the front proxy, then the certificate's own user, before bearer tokens.
+  let certFailed = false
+  if (ctx.peer !== undefined && config.certificates) {
+    const r = authenticatePeer(config.certificates, ctx.peer, ctx.headers, Date.now())
+    if (r.user) { ctx.user = withAuthenticated(r.user); return impersonate(ctx) }
+    if (r.error !== undefined) {
+      certFailed = true
+      if (ctx.logs('debug')) ctx.log.debug({ reason: r.error }, 'client certificate rejected')
+    }
+  }
   const token = bearerToken(ctx.headers['authorization'])
   if (token === '') {
-    if (!config.anonymous) throw unauthorized()
+    // A certificate that failed is an error: no anonymous fallback (upstream's union fails on it).
+    if (!config.anonymous || certFailed) throw unauthorized()
     // `Bearer  <token>` (two spaces) is no bearer token: the request goes on as anonymous, with upstream's warning.
     if (EXTRA_SPACE.test(ctx.headers['authorization'] ?? '')) ctx.responseHeaders.push(['Warning', EXTRA_SPACE_WARNING])
     ctx.user = ANONYMOUS

@@ -20,6 +20,7 @@ import { writeStatusDirect } from '../pipeline/write.js'
 import { configureReviews } from '../pipeline/reviews.js'
 import { parseSigningKeyPem, parseVerificationKeysPem } from '../auth/service-account.js'
 import { configureWatchStreams, watchCounts } from './watch.js'
+import { certAuthnConfig, type CertAuthnData } from '../auth/x509.js'
 import { configureServiceAllocation, type ServiceAllocationData } from '../pipeline/service-allocation.js'
 
 /** What every thread needs of the service-account keys and flags (PEM text: key objects are made in each thread). */
@@ -55,6 +56,8 @@ export interface FrontendData extends ThreadData {
   httpPort: number
   httpsPort: number
   tls: { certFile: string; keyFile: string }
+  /** --client-ca-file / --requestheader-*: front-end 0 serves the secure port with node:http2 and reads client certificates */
+  certAuth?: CertAuthnData
 }
 
 export interface Pipeline { registry: Registry; store: Store; authz: AuthzClient }
@@ -71,6 +74,7 @@ export function setupPipeline(data: ThreadData, log: Logger, router: (p: Pipelin
     tokens: new Map(data.tokens), anonymous: data.options.anonymousAuth, apiAudiences: sa.apiAudiences, store,
     bootstrapTokens: data.options.enableBootstrapTokenAuth,
     serviceAccounts: { issuers: sa.issuers, lookup: sa.lookup, keys: sa.verificationKeyPems.flatMap((pem) => parseVerificationKeysPem(pem)) },
+    certificates: (data as Partial<FrontendData>).certAuth ? certAuthnConfig((data as FrontendData).certAuth!) : undefined,
   })
   configureReviews(store, { key: signing, issuer: sa.issuers[0], apiAudiences: sa.apiAudiences, maxExpirationSeconds: sa.maxExpirationSeconds, extendExpiration: true }, data.options.upstreamAliases)
   configureAdmissionChain(store, authz, registry, writeStatusDirect)

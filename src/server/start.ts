@@ -12,6 +12,7 @@ import { OptionsError, serviceRangesOf } from '../options.js'
 import { ensurePki, ensureAdminToken, writeAdminKubeconfig } from '../bootstrap/pki.js'
 import { readTokenFile } from '../auth/token-file.js'
 import { loadServiceAccountKeys, type ServiceAccountKeys } from '../auth/service-account.js'
+import { certAuthnData, CaBundleError, type CertAuthnData } from '../auth/x509.js'
 import type { UserInfo } from '../pipeline/context.js'
 import type { FrontendData, ServiceAccountData } from './setup.js'
 import { SEAT_SLOTS } from '../../actors/flow-control/messages.js'
@@ -149,6 +150,16 @@ export async function start(options: Options, log: Logger): Promise<Server> {
     maxExpirationSeconds: Math.floor(opts.serviceAccountMaxTokenExpiration / 1000),
   }
 
+  // Client certificates (--client-ca-file, --requestheader-client-ca-file): bundles checked here, before anything starts.
+  let certAuth: CertAuthnData | undefined
+  try {
+    certAuth = certAuthnData(opts)
+  } catch (err) {
+    if (err instanceof CaBundleError) throw new OptionsError(err.message)
+    throw err
+  }
+  if (certAuth && httpsPort > 0) log.info({ port: httpsPort, frontend: 0 }, 'client certificates: the secure port is served by node:http2 on front-end 0 (the other front-ends serve --port only)')
+
   let tls = { certFile: opts.tlsCertFile, keyFile: opts.tlsPrivateKeyFile }
   let kubeconfig = ''
   let caPem = ''
@@ -219,7 +230,7 @@ export async function start(options: Options, log: Logger): Promise<Server> {
     const shardPorts = await Promise.all(shardPools.map((p) => connect(p, `frontend-${i}`)))
     const authzPort = await connect(authzPool, `frontend-${i}`)
     const flowPort = await connect(flowPool, `frontend-${i}`)
-    const data: FrontendData = { index: i, options: opts, counters, seats, rejected, state, heartbeats, shardPorts, authzPort, authzVersions, flowPort, tokens: tokenList, serviceAccounts, serviceAllocation, httpPort, httpsPort, tls }
+    const data: FrontendData = { index: i, options: opts, counters, seats, rejected, state, heartbeats, shardPorts, authzPort, authzVersions, flowPort, tokens: tokenList, serviceAccounts, serviceAllocation, httpPort, httpsPort, tls, certAuth }
     const w = new Worker(new URL('src/server/frontend.js', distRoot), { workerData: data, transferList: [...shardPorts, authzPort, flowPort], resourceLimits: { maxYoungGenerationSizeMb: WORKER_YOUNG_GENERATION_MB } })
     frontends.push(w)
     listening.push(new Promise((resolve, reject) => {
