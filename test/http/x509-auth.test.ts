@@ -35,6 +35,8 @@ t.before(async () => {
   s = await startServer({
     secure: true,
     args: [
+      // Two front-ends: the first serves the secure port (node:http2), both serve the plain port.
+      '--frontends', '2',
       '--client-ca-file', clientCaFile,
       '--requestheader-client-ca-file', proxyCaFile, '--requestheader-allowed-names', 'front-proxy',
       '--requestheader-username-headers', 'X-Remote-User', '--requestheader-group-headers', 'X-Remote-Group',
@@ -60,9 +62,12 @@ interface TlsReply { status: number; headers: Record<string, string | string[] |
 
 /** One HTTP/1.1 request over TLS with an optional client certificate. */
 function h1(method: string, path: string, o: { cert?: Issued; chain?: string; headers?: Record<string, string | string[]>; body?: string | Buffer } = {}): Promise<TlsReply> {
-  return new Promise((resolve, reject) => {
+  // A keep-alive agent of its own (its own certificate): with `Connection: close` the server would close the connection
+  // after answering a body it does not read (a 413) while the client is still sending it.
+  const agent = new https.Agent({ keepAlive: true, maxSockets: 1 })
+  return new Promise<TlsReply>((resolve, reject) => {
     const req = https.request({
-      host: '127.0.0.1', port: s.securePort, method, path, ca, servername: 'localhost', agent: false,
+      host: '127.0.0.1', port: s.securePort, method, path, ca, servername: 'localhost', agent,
       cert: o.cert ? o.cert.certPem + (o.chain ?? '') : undefined, key: o.cert?.keyPem,
       headers: { ...(o.body !== undefined ? { 'content-type': 'application/json' } : {}), ...(o.headers ?? {}) },
     }, (res) => {
@@ -79,7 +84,7 @@ function h1(method: string, path: string, o: { cert?: Issued; chain?: string; he
     })
     req.on('error', reject)
     req.end(o.body)
-  })
+  }).finally(() => agent.destroy())
 }
 
 /** One HTTP/2 request over TLS (kubectl speaks h2 too; this checks the answer's shape directly). */
