@@ -332,6 +332,24 @@ t.test('the node front-end serves the whole pipeline: watch, large streamed list
   const after = await h2('POST', '/api/v1/namespaces/big/configmaps', { ...admin, body: JSON.stringify({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'small' } }) })
   t.equal(after.status, 201, after.text)
 
+  // A raw watch over HTTP/1.1 (chunked) that ends by its timeout, with the objects as JSON lines.
+  const w1 = await h1('GET', '/api/v1/namespaces/big/configmaps?watch=1&timeoutSeconds=2&fieldSelector=metadata.name%3Dcm-3', admin)
+  t.equal(w1.status, 200)
+  const frames = w1.text.trim().split('\n').map((l) => JSON.parse(l))
+  t.same(frames.map((f) => [f.type, f.object.metadata.name]), [['ADDED', 'cm-3']])
+  // A client that goes away in the middle of an HTTP/2 watch: the server drops the watcher and goes on.
+  await new Promise<void>((resolve, reject) => {
+    const session = http2.connect(s.httpsUrl, { ca, servername: 'localhost', cert: proxy.certPem, key: proxy.keyPem })
+    session.on('error', () => undefined)
+    const req = session.request({ ':path': '/api/v1/namespaces/big/configmaps?watch=1', 'x-remote-user': 'orch-admin', 'x-remote-group': 'system:masters' })
+    req.on('error', () => undefined)
+    req.once('data', () => { session.destroy(); resolve() })
+    setTimeout(() => reject(new Error('no watch event')), 10_000)
+  })
+  for (let i = 0; i < 3; i++) t.equal((await s.request('POST', '/api/v1/namespaces/big/configmaps', { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: `after-abort-${i}` } })).status, 201)
+  t.equal((await h2('GET', '/api/v1/namespaces/big/configmaps/after-abort-2', admin)).status, 200)
+  t.same(s.logs.filter((l) => /"level":(50|60)/.test(l)), [], 'no errors logged')
+
   // kubectl get -w with the client certificate: events arrive over the node front-end.
   const proc = spawn('kubectl', ['--kubeconfig', kc, 'get', 'configmaps', '-n', 'big', '-w', '--output-watch-events'], { env: { ...process.env, HOME: home, KUBECONFIG: '' } })
   let out = ''
