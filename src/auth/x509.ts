@@ -129,6 +129,9 @@ export class PeerCertificate {
     return verdict
   }
 
+  /** The x509 authenticator's outcome for this certificate (its user does not change while the chain verifies). */
+  userOutcome: { user?: UserInfo; error?: string } | undefined
+
   #subject: Record<string, string | string[]> | undefined
   get subject(): Record<string, string | string[]> {
     this.#subject ??= (this.leaf.toLegacyObject().subject ?? {}) as unknown as Record<string, string | string[]>
@@ -256,6 +259,13 @@ export function clearRequestHeaders(rh: RequestHeaderConfig, headers: Record<str
   if (rh.extraPrefixes.length > 0) for (const k of Object.keys(headers)) if (rh.extraPrefixes.some((p) => k.startsWith(p))) delete headers[k]
 }
 
+/** upstream's AuthenticatedGroupAdder: every authenticated user is in system:authenticated. */
+function withAuthenticatedGroup(r: { user?: UserInfo; error?: string }): { user?: UserInfo; error?: string } {
+  const u = r.user
+  if (!u || u.username === 'system:anonymous' || u.groups.includes('system:authenticated') || u.groups.includes('system:unauthenticated')) return r
+  return { user: { ...u, groups: [...u.groups, 'system:authenticated'] } }
+}
+
 export type PeerOutcome = { user: UserInfo; error?: undefined } | { user?: undefined; error: string } | { user?: undefined; error?: undefined }
 
 /**
@@ -283,7 +293,8 @@ export function authenticatePeer(cfg: CertAuthnConfig, peer: PeerRequest, header
     const v = peer.cert.verify(cfg.clientCA, now)
     if (!v.ok) errors.push(`verifying certificate ${peer.cert.identifier} failed: ${v.error}`)
     else {
-      const r = certificateUser(peer.cert, cfg.uidFromCert)
+      // Made once per certificate (a connection's requests share it; users are never changed after authentication).
+      const r = peer.cert.userOutcome ??= withAuthenticatedGroup(certificateUser(peer.cert, cfg.uidFromCert))
       if (r.user) return { user: r.user }
       if (r.error) errors.push(r.error)
     }
