@@ -25,6 +25,7 @@ import { ApfController } from '../controllers/apf.js'
 import { FlowClient } from '../../actors/flow-control/client.js'
 import { reconcileRbacDefaults } from '../bootstrap/rbac.js'
 import { ensureSystemPriorityClasses } from '../bootstrap/priority-classes.js'
+import { authenticationInfoData, publishAuthenticationInfo } from '../bootstrap/authentication-info.js'
 import { Registry } from '../registry/index.js'
 import { shardOf } from '../machinery/sharding.js'
 import { allocationBuffers, fillAllocationMaps, type ServiceAllocationData } from '../pipeline/service-allocation.js'
@@ -252,6 +253,13 @@ export async function start(options: Options, log: Logger): Promise<Server> {
   await client.bootstrapNamespaces(['default', 'orch-system', 'orch-public', 'orch-node-lease'])
   // The built-in PriorityClasses (system-node-critical, system-cluster-critical), before the server is ready.
   await ensureSystemPriorityClasses(client, log.child({ hook: 'scheduling/bootstrap-system-priority-classes' }))
+  // Client CA and front-proxy settings for extension API servers (headers as given on the command line).
+  if (certAuth) {
+    await publishAuthenticationInfo(client, authenticationInfoData(certAuth, {
+      username: opts.requestheaderUsernameHeaders ?? [], uid: opts.requestheaderUidHeaders ?? [], group: opts.requestheaderGroupHeaders ?? [],
+      extra: opts.requestheaderExtraHeadersPrefix ?? [], allowed: opts.requestheaderAllowedNames ?? [],
+    }), log.child({ hook: 'start-cluster-authentication-info-controller' }))
+  }
   // APF: the mandatory and suggested configuration objects are in place (and in force) before the server is ready.
   const apf = opts.enablePriorityAndFairness ? new ApfController(client, new FlowClient(await connect(flowPool, 'main')), log.child({ controller: 'apf-config' })) : null
   await apf?.start()

@@ -371,6 +371,20 @@ t.test('the node front-end serves the whole pipeline: watch, large streamed list
   }
 })
 
+t.test('the settings are published in orch-system/extension-apiserver-authentication for extension API servers', async (t) => {
+  const r = await s.request('GET', '/api/v1/namespaces/orch-system/configmaps/extension-apiserver-authentication')
+  t.equal(r.status, 200, r.text)
+  t.same(r.json.data, {
+    'client-ca-file': clientCa.certPem,
+    'requestheader-client-ca-file': proxyCa.certPem,
+    'requestheader-allowed-names': '["front-proxy"]',
+    'requestheader-username-headers': '["X-Remote-User"]',
+    'requestheader-uid-headers': '["X-Remote-Uid"]',
+    'requestheader-group-headers': '["X-Remote-Group"]',
+    'requestheader-extra-headers-prefix': '["X-Remote-Extra-"]',
+  })
+})
+
 t.test('bad flag values: the server exits at start naming the flag', async (t) => {
   const badPem = join(work, 'bad.pem')
   writeFileSync(badPem, '-----BEGIN CERTIFICATE-----\nnot base64 at all\n-----END CERTIFICATE-----\n')
