@@ -14,6 +14,7 @@ type NodeRes = ServerResponse | http2.Http2ServerResponse
 export type Handler = (res: HttpResponse, req: HttpRequest, peer: PeerRequest | undefined) => void
 
 const EMPTY = new ArrayBuffer(0)
+const NON_LATIN1 = /[^\u0000-\u00ff]/
 /** How long an HTTP/1.1 client may go on sending a body the server has already answered. */
 const DRAIN_MS = 5000
 
@@ -116,7 +117,11 @@ class NodeResponse {
     this.#started = true
     const r = this.#res
     r.statusCode = this.#status
-    for (const [k, vs] of this.#headers) r.setHeader(k, vs.length === 1 ? vs[0] : vs)
+    for (const [k, vs] of this.#headers) {
+      // uWS writes a string's UTF-8 bytes; node takes header values as latin1 text: the same bytes go out.
+      const v = vs.map((x) => NON_LATIN1.test(x) ? Buffer.from(x, 'utf8').toString('latin1') : x)
+      try { r.setHeader(k, v.length === 1 ? v[0] : v) } catch { /* a name or value node refuses (control characters) is left out */ }
+    }
   }
 
   cork(fn: () => void): this {
@@ -255,9 +260,10 @@ export function listenNodeSecure(o: NodeSecureOptions): Promise<NodeSecureServer
   const server = http2.createSecureServer({
     cert: o.cert, key: o.key, ca: o.ca.length > 0 ? o.ca : undefined,
     allowHTTP1: true, requestCert: true, rejectUnauthorized: false,
-    // A watch streams for up to an hour; uWS has no idle timeout on an answered stream either.
-    settings: { maxConcurrentStreams: 250 },
+    // kube-apiserver's streams per connection (a client's informers share one connection, a watch each).
+    settings: { maxConcurrentStreams: 1000 },
   })
+  // No idle timeout: a watch may stream quietly for an hour (uWS has none on an answered stream either).
   server.setTimeout(0)
   server.on('request', (req: NodeReq, res: NodeRes) => {
     const cert = peerOf(req)
