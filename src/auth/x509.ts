@@ -156,9 +156,12 @@ const FAILURE_TTL_MS = 1000
 
 /** What a request on the node front-end carries for the certificate authenticators. */
 export interface PeerRequest {
-  cert: PeerCertificate
+  /** the connection's client certificate; null when it sent none */
+  cert: PeerCertificate | null
   /** the request's header lines as received (name, value, name, value...): the proxy headers are read line by line */
   rawHeaders: string[]
+  /** set by authentication when the request runs as system:anonymous (an HTTP/2 connection is then closed after it) */
+  anonymous?: boolean
 }
 
 // ---------------------------------------------------------------- authenticators
@@ -274,13 +277,15 @@ export type PeerOutcome = { user: UserInfo; error?: undefined } | { user?: undef
  * decide only when no later authenticator (a bearer token) succeeds.
  */
 export function authenticatePeer(cfg: CertAuthnConfig, peer: PeerRequest, headers: Record<string, string>, now: number): PeerOutcome {
+  const cert = peer.cert
+  if (cert === null) return {}
   const errors: string[] = []
   const rh = cfg.requestHeader
   if (rh) {
-    const v = peer.cert.verify(rh.ca, now)
+    const v = cert.verify(rh.ca, now)
     if (!v.ok) errors.push(v.error)
-    else if (rh.allowedNames.length > 0 && !rh.allowedNames.includes(peer.cert.commonName)) {
-      errors.push(`x509: subject with cn=${peer.cert.commonName} is not in the allowed list`)
+    else if (rh.allowedNames.length > 0 && !rh.allowedNames.includes(cert.commonName)) {
+      errors.push(`x509: subject with cn=${cert.commonName} is not in the allowed list`)
     } else {
       const u = requestHeaderUser(rh, peer.rawHeaders)
       if (u) {
@@ -290,11 +295,11 @@ export function authenticatePeer(cfg: CertAuthnConfig, peer: PeerRequest, header
     }
   }
   if (cfg.clientCA) {
-    const v = peer.cert.verify(cfg.clientCA, now)
-    if (!v.ok) errors.push(`verifying certificate ${peer.cert.identifier} failed: ${v.error}`)
+    const v = cert.verify(cfg.clientCA, now)
+    if (!v.ok) errors.push(`verifying certificate ${cert.identifier} failed: ${v.error}`)
     else {
       // Made once per certificate (a connection's requests share it; users are never changed after authentication).
-      const r = peer.cert.userOutcome ??= withAuthenticatedGroup(certificateUser(peer.cert, cfg.uidFromCert))
+      const r = cert.userOutcome ??= withAuthenticatedGroup(certificateUser(cert, cfg.uidFromCert))
       if (r.user) return { user: r.user }
       if (r.error) errors.push(r.error)
     }

@@ -199,6 +199,8 @@ export function authenticate(ctx: RequestContext): void | Promise<void> {
     if (!config.anonymous || certFailed) throw unauthorized()
     // `Bearer  <token>` (two spaces) is no bearer token: the request goes on as anonymous, with upstream's warning.
     if (EXTRA_SPACE.test(ctx.headers['authorization'] ?? '')) ctx.responseHeaders.push(['Warning', EXTRA_SPACE_WARNING])
+    // The node front-end closes an anonymous client's HTTP/2 connection after the answer (upstream's DoS mitigation).
+    if (ctx.peer !== undefined) ctx.peer.anonymous = true
     ctx.user = ANONYMOUS
     return impersonate(ctx)
   }

@@ -11,7 +11,7 @@ type NodeReq = IncomingMessage | http2.Http2ServerRequest
 type NodeRes = ServerResponse | http2.Http2ServerResponse
 
 /** The front-end's request handler: uWS's two arguments, plus the client certificate when the connection sent one. */
-export type Handler = (res: HttpResponse, req: HttpRequest, peer: PeerRequest | undefined) => void
+export type Handler = (res: HttpResponse, req: HttpRequest, peer: PeerRequest) => void
 
 const EMPTY = new ArrayBuffer(0)
 const NON_LATIN1 = /[^\u0000-\u00ff]/
@@ -64,6 +64,7 @@ class NodeResponse {
   readonly #req: NodeReq
   readonly #res: NodeRes
   readonly #h1: boolean
+  readonly #peer: PeerRequest
   #status = 200
   #headers = new Map<string, string[]>()
   #started = false
@@ -72,9 +73,10 @@ class NodeResponse {
   #aborted: (() => void) | null = null
   #writable: ((offset: number) => boolean) | null = null
 
-  constructor(req: NodeReq, res: NodeRes) {
+  constructor(req: NodeReq, res: NodeRes, peer: PeerRequest) {
     this.#req = req
     this.#res = res
+    this.#peer = peer
     this.#h1 = !('stream' in res)
     res.on('close', () => {
       if (this.#done) return
@@ -121,6 +123,12 @@ class NodeResponse {
       // uWS writes a string's UTF-8 bytes; node takes header values as latin1 text: the same bytes go out.
       const v = vs.map((x) => NON_LATIN1.test(x) ? Buffer.from(x, 'utf8').toString('latin1') : x)
       try { r.setHeader(k, v.length === 1 ? v[0] : v) } catch { /* a name or value node refuses (control characters) is left out */ }
+    }
+    // upstream's UnauthenticatedHTTP2DOSMitigation: an unauthenticated client (a 401, or system:anonymous) may not keep
+    // an HTTP/2 connection open: it is closed (GOAWAY, running streams finish) once this answer is out.
+    if (!this.#h1 && (this.#status === 401 || this.#peer.anonymous)) {
+      const session = (r as http2.Http2ServerResponse).stream.session
+      r.once('finish', () => { if (session && !session.closed) session.close() })
     }
   }
 
@@ -260,15 +268,14 @@ export function listenNodeSecure(o: NodeSecureOptions): Promise<NodeSecureServer
   const server = http2.createSecureServer({
     cert: o.cert, key: o.key, ca: o.ca.length > 0 ? o.ca : undefined,
     allowHTTP1: true, requestCert: true, rejectUnauthorized: false,
-    // kube-apiserver's streams per connection (a client's informers share one connection, a watch each).
-    settings: { maxConcurrentStreams: 1000 },
+    // kube-apiserver's streams per connection since its HTTP/2 rapid-reset fix (Go's client default); node's is unlimited.
+    settings: { maxConcurrentStreams: 100 },
   })
   // No idle timeout: a watch may stream quietly for an hour (uWS has none on an answered stream either).
   server.setTimeout(0)
   server.on('request', (req: NodeReq, res: NodeRes) => {
-    const cert = peerOf(req)
-    const peer: PeerRequest | undefined = cert ? { cert, rawHeaders: req.rawHeaders } : undefined
-    o.handler(new NodeResponse(req, res) as unknown as HttpResponse, new NodeRequest(req) as unknown as HttpRequest, peer)
+    const peer: PeerRequest = { cert: peerOf(req), rawHeaders: req.rawHeaders, anonymous: false }
+    o.handler(new NodeResponse(req, res, peer) as unknown as HttpResponse, new NodeRequest(req) as unknown as HttpRequest, peer)
   })
   server.on('sessionError', (err) => o.log.debug({ err }, 'http2 session error'))
   server.on('tlsClientError', (err) => o.log.debug({ err }, 'TLS handshake failed'))

@@ -243,6 +243,30 @@ t.test('without a certificate: bearer tokens and anonymous as before; a good cer
   t.equal(JSON.parse(both.stdout).status.userInfo.username, 'alice', 'the x509 authenticator runs before bearer tokens')
 })
 
+t.test('HTTP/2: an unauthenticated client (anonymous or 401) cannot keep its connection; an authenticated one can', async (t) => {
+  /** Two requests on one session; whether the server closed the session after the first. */
+  const twice = async (cert: Issued | undefined, headers: Record<string, string>): Promise<{ statuses: number[]; closedByServer: boolean }> => {
+    const session = http2.connect(s.httpsUrl, { ca, servername: 'localhost', cert: cert?.certPem, key: cert?.keyPem })
+    session.on('error', () => undefined)
+    let goaway = false
+    session.on('goaway', () => { goaway = true })
+    const one = (): Promise<number> => new Promise((resolve) => {
+      const req = session.request({ ':path': '/version', ...headers })
+      req.on('response', (h) => { req.resume(); req.on('end', () => resolve(Number(h[':status']))) })
+      req.on('error', () => resolve(-1))
+    })
+    const statuses = [await one()]
+    await new Promise((r) => setTimeout(r, 200))
+    if (!goaway && !session.closed) statuses.push(await one())
+    session.destroy()
+    return { statuses, closedByServer: goaway }
+  }
+  t.same(await twice(undefined, {}), { statuses: [200], closedByServer: true }, 'anonymous')
+  t.same(await twice(undefined, { authorization: 'Bearer nope' }), { statuses: [401], closedByServer: true }, 'a bad token')
+  t.same(await twice(undefined, { authorization: `Bearer ${s.adminToken}` }), { statuses: [200, 200], closedByServer: false }, 'a token')
+  t.same(await twice(alice, {}), { statuses: [200, 200], closedByServer: false }, 'a client certificate')
+})
+
 t.test('authenticating proxy: a proxy certificate plus headers authenticates as the header user', async (t) => {
   const r = await h1('POST', '/apis/authentication.k8s.io/v1/selfsubjectreviews', {
     cert: proxy, body: REVIEW,
