@@ -169,7 +169,7 @@ function accessLog(ctx: RequestContext, status: number): void {
   }, 'access')
 }
 
-/** `peer`: the client certificate of a request on the node front-end (uWS calls with two arguments). */
+/** `peer`: what the node front-end knows of the connection (client certificate, header lines); uWS calls with two arguments. */
 function guarded(res: HttpResponse, req: HttpRequest, peer?: PeerRequest): void {
   try { onRequest(res, req, peer) } catch (err) {
     log.error({ err }, 'handler threw')
