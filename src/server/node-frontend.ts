@@ -213,6 +213,17 @@ class NodeResponse {
   }
 }
 
+/** The intermediates sent with each leaf in full handshakes (by SHA-256 fingerprint), for resumed sessions; bounded. */
+const chains = new Map<string, X509Certificate[]>()
+const CHAINS_LIMIT = 4096
+
+function rememberChain(leaf: X509Certificate, intermediates: X509Certificate[]): void {
+  const k = leaf.fingerprint256
+  if (chains.has(k)) return
+  if (chains.size >= CHAINS_LIMIT) chains.delete(chains.keys().next().value!)
+  chains.set(k, intermediates)
+}
+
 /** The client certificate of a connection, read once (null: it sent none). */
 const peers = new WeakMap<object, PeerCertificate | null>()
 
@@ -238,6 +249,10 @@ function peerOf(req: NodeReq): PeerCertificate | null {
         prev = c
         c = c.issuerCertificate as typeof detailed | undefined
       }
+      if (intermediates.length > 0) rememberChain(leaf, intermediates)
+      // A resumed TLS session reports the leaf only (Go keeps the whole chain in its session): the chain of the
+      // handshake that made the session stands in.
+      else if (sock.isSessionReused()) intermediates.push(...(chains.get(leaf.fingerprint256) ?? []))
       p = new PeerCertificate(leaf, intermediates)
     }
   } catch {

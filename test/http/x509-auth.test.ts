@@ -137,6 +137,22 @@ t.test('the UID element of the subject is the user UID; a chain through an inter
   // Without the intermediate the chain does not reach the CA: 401.
   const noInter = await h1('POST', '/apis/authentication.k8s.io/v1/selfsubjectreviews', { cert: dave, body: REVIEW })
   t.equal(noInter.status, 401)
+  // New connections that resume the TLS session (the peer reports only the leaf then) keep the chain.
+  const agent = new https.Agent({ keepAlive: false })
+  t.teardown(() => agent.destroy())
+  for (let i = 0; i < 3; i++) {
+    const r = await new Promise<{ status: number; reused: boolean; user: string }>((resolve, reject) => {
+      const req = https.request({ host: '127.0.0.1', port: s.securePort, method: 'POST', path: '/apis/authentication.k8s.io/v1/selfsubjectreviews', ca, servername: 'localhost', agent, cert: dave.certPem + inter.certPem, key: dave.keyPem, headers: { 'content-type': 'application/json' } }, (res) => {
+        let b = ''
+        res.on('data', (c) => { b += c })
+        res.on('end', () => resolve({ status: res.statusCode!, reused: (res.socket as import('node:tls').TLSSocket).isSessionReused(), user: JSON.parse(b).status?.userInfo?.username }))
+      })
+      req.on('error', reject)
+      req.end(REVIEW)
+    })
+    t.same({ status: r.status, user: r.user }, { status: 201, user: 'dave' }, `connection ${i}`)
+    if (i > 0) t.ok(r.reused, `connection ${i} resumed the TLS session`)
+  }
 })
 
 t.test('RBAC applies to the certificate user: forbidden before a binding, allowed after', async (t) => {
