@@ -372,3 +372,16 @@ export function certAuthnConfig(d: CertAuthnData): CertAuthnConfig {
   }
   return c
 }
+
+/** upstream's start-up warnings when a header list leaves out the standard name extension API servers expect. */
+export function requestHeaderWarnings(o: Pick<CertAuthnOptions, 'requestheaderUsernameHeaders' | 'requestheaderGroupHeaders' | 'requestheaderExtraHeadersPrefix'>): string[] {
+  const has = (l: string[] | undefined, h: string): boolean => (l ?? []).some((x) => x.trim().toLowerCase() === h.toLowerCase())
+  const out: string[] = []
+  const check = (l: string[] | undefined, flag: string, std: string, what: string): void => {
+    if ((l ?? []).length > 0 && !has(l, std)) out.push(`--${flag} is set without specifying the standard ${std} ${what} - API aggregation will not work`)
+  }
+  check(o.requestheaderUsernameHeaders, 'requestheader-username-headers', 'X-Remote-User', 'header')
+  check(o.requestheaderGroupHeaders, 'requestheader-group-headers', 'X-Remote-Group', 'header')
+  check(o.requestheaderExtraHeadersPrefix, 'requestheader-extra-headers-prefix', 'X-Remote-Extra-', 'header prefix')
+  return out
+}

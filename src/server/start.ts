@@ -12,7 +12,7 @@ import { OptionsError, serviceRangesOf } from '../options.js'
 import { ensurePki, ensureAdminToken, writeAdminKubeconfig } from '../bootstrap/pki.js'
 import { readTokenFile } from '../auth/token-file.js'
 import { loadServiceAccountKeys, type ServiceAccountKeys } from '../auth/service-account.js'
-import { certAuthnData, CaBundleError, type CertAuthnData } from '../auth/x509.js'
+import { certAuthnData, requestHeaderWarnings, CaBundleError, type CertAuthnData } from '../auth/x509.js'
 import type { UserInfo } from '../pipeline/context.js'
 import type { FrontendData, ServiceAccountData } from './setup.js'
 import { SEAT_SLOTS } from '../../actors/flow-control/messages.js'
@@ -159,6 +159,7 @@ export async function start(options: Options, log: Logger): Promise<Server> {
     if (err instanceof CaBundleError) throw new OptionsError(err.message)
     throw err
   }
+  if (certAuth?.requestHeader) for (const w of requestHeaderWarnings(opts)) log.warn(w)
   if (certAuth && httpsPort > 0) log.info({ port: httpsPort, frontend: 0 }, 'client certificates: the secure port is served by node:http2 on front-end 0 (the other front-ends serve --port only)')
 
   let tls = { certFile: opts.tlsCertFile, keyFile: opts.tlsPrivateKeyFile }

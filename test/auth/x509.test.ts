@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import {
   parseCaBundle, loadCaBundle, verifyChain, certificateUser, requestHeaderUser, clearRequestHeaders, authenticatePeer,
-  PeerCertificate, CaBundleError, certAuthnData, type RequestHeaderConfig, type CertAuthnConfig,
+  PeerCertificate, CaBundleError, certAuthnData, requestHeaderWarnings, type RequestHeaderConfig, type CertAuthnConfig,
 } from '../../src/auth/x509.js'
 import { issue, makeCa, fingerprint } from '../helpers/certs.js'
 
@@ -117,4 +117,13 @@ t.test('authenticatePeer: the proxy first, then the certificate; errors kept onl
   t.same(authenticatePeer(clientOnly, { cert: noCn, rawHeaders: [] }, {}, now), {}, 'no CN and no request-header CA: nothing, no error (anonymous or a token may follow)')
   t.match(authenticatePeer(both, { cert: noCn, rawHeaders: [] }, {}, now).error, 'x509: certificate signed by unknown authority', 'the request-header CA refuses it: an error')
   t.same(authenticatePeer(clientOnly, { cert: proxy, rawHeaders: hdrs }, h(), now).error, `verifying certificate ${proxy.identifier} failed: x509: certificate signed by unknown authority`)
+})
+
+t.test('start-up warnings when a header list leaves out the standard name', async (t) => {
+  t.same(requestHeaderWarnings({ requestheaderUsernameHeaders: ['X-Remote-User'], requestheaderGroupHeaders: ['x-remote-group'], requestheaderExtraHeadersPrefix: ['X-Remote-Extra-'] }), [])
+  t.same(requestHeaderWarnings({ requestheaderUsernameHeaders: ['X-User'], requestheaderGroupHeaders: ['X-Groups'], requestheaderExtraHeadersPrefix: ['X-Extra-'] }), [
+    '--requestheader-username-headers is set without specifying the standard X-Remote-User header - API aggregation will not work',
+    '--requestheader-group-headers is set without specifying the standard X-Remote-Group header - API aggregation will not work',
+    '--requestheader-extra-headers-prefix is set without specifying the standard X-Remote-Extra- header prefix - API aggregation will not work',
+  ])
 })
