@@ -8,6 +8,7 @@ import { gunzipSync } from 'node:zlib'
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { KubeConfig, CoreV1Api, makeInformer, type V1ConfigMap } from '@kubernetes/client-node'
 import { runKubectl } from '../helpers/kubectl.js'
 import { startServer, mainJs, freePort, type TestServer } from '../helpers/server.js'
 import { issue, makeCa, fingerprint, certKubeconfig, serverCa, type Issued } from '../helpers/certs.js'
@@ -409,6 +410,31 @@ t.test('the node front-end serves the whole pipeline: watch, large streamed list
   } finally {
     proc.kill('SIGTERM')
   }
+})
+
+t.test('a @kubernetes/client-node informer with a client certificate (list, then watch over the node front-end)', async (t) => {
+  const ns = 'informed'
+  t.equal((await s.request('POST', '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } })).status, 201)
+  for (let i = 0; i < 3; i++) await s.request('POST', `/api/v1/namespaces/${ns}/configmaps`, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: `pre-${i}` } })
+  const ops = issue(clientCa, { cn: 'ops-bot', orgs: ['system:masters'] })
+  const kc = new KubeConfig()
+  kc.loadFromFile(kubeconfigFor('ops-bot', { cert: ops }))
+  const api = kc.makeApiClient(CoreV1Api)
+  const informer = makeInformer<V1ConfigMap>(kc, `/api/v1/namespaces/${ns}/configmaps`, () => api.listNamespacedConfigMap({ namespace: ns }))
+  const errors: unknown[] = []
+  informer.on('error', (err) => { errors.push(err) })
+  await informer.start()
+  t.teardown(() => informer.stop())
+  const names = (): string[] => informer.list().map((o) => o.metadata!.name!).filter((n) => n !== 'orch-root-ca.crt').sort()
+  const until = async (want: string[]): Promise<boolean> => {
+    for (let i = 0; i < 200; i++) { if (JSON.stringify(names()) === JSON.stringify(want)) return true; await new Promise((r) => setTimeout(r, 50)) }
+    return false
+  }
+  t.ok(await until(['pre-0', 'pre-1', 'pre-2']), `listed: ${names()}`)
+  await s.request('POST', `/api/v1/namespaces/${ns}/configmaps`, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'later' } })
+  await s.request('DELETE', `/api/v1/namespaces/${ns}/configmaps/pre-1`)
+  t.ok(await until(['later', 'pre-0', 'pre-2']), `watched: ${names()}`)
+  t.same(errors, [])
 })
 
 t.test('the settings are published in orch-system/extension-apiserver-authentication for extension API servers', async (t) => {
