@@ -85,6 +85,16 @@ export interface Options {
   oidcRequiredClaim: string[]
   /** whether --anonymous-auth was given (not a flag: the authentication configuration's `anonymous` excludes it) */
   anonymousAuthSet: boolean
+  /** CAs (PEM) whose client certificates authenticate as CN / O; serves the secure port through node:http2 */
+  clientCaFile: string
+  /** CAs (PEM) of the authenticating proxy's client certificate (the identity headers are honoured only with it) */
+  requestheaderClientCaFile: string
+  /** proxy certificate CNs allowed to assert identities (empty: any verified by the request-header CA) */
+  requestheaderAllowedNames: string[]
+  requestheaderUsernameHeaders: string[]
+  requestheaderUidHeaders: string[]
+  requestheaderGroupHeaders: string[]
+  requestheaderExtraHeadersPrefix: string[]
 }
 
 const cores = os.availableParallelism()
@@ -146,6 +156,13 @@ export const defaultOptions: Readonly<Options> = Object.freeze({
   oidcSigningAlgs: ['RS256'],
   oidcRequiredClaim: [],
   anonymousAuthSet: false,
+  clientCaFile: '',
+  requestheaderClientCaFile: '',
+  requestheaderAllowedNames: [],
+  requestheaderUsernameHeaders: [],
+  requestheaderUidHeaders: [],
+  requestheaderGroupHeaders: [],
+  requestheaderExtraHeadersPrefix: [],
 })
 
 /**
@@ -224,6 +241,13 @@ export const flags: Record<string, Flag> = {
   'oidc-groups-prefix': { option: 'oidcGroupsPrefix', type: 'string', help: 'prefix of group names' },
   'oidc-signing-algs': { option: 'oidcSigningAlgs', type: 'list', help: 'accepted signing algorithms (default RS256): RS256, RS384, RS512, ES256, ES384, ES512, PS256, PS384, PS512' },
   'oidc-required-claim': { option: 'oidcRequiredClaim', type: 'string', repeatable: true, help: 'key=value claim an ID token must carry (repeatable)' },
+  'client-ca-file': { option: 'clientCaFile', type: 'string', help: 'CA bundle (PEM): a client certificate it signs authenticates as its CN, with its O values as groups; the secure port is then served by node:http2 (slower than uWS)' },
+  'requestheader-client-ca-file': { option: 'requestheaderClientCaFile', type: 'string', help: 'CA bundle (PEM) of an authenticating proxy: only requests with a client certificate it signs are authenticated from the --requestheader-* headers' },
+  'requestheader-allowed-names': { option: 'requestheaderAllowedNames', type: 'list', help: 'common names of proxy certificates allowed to assert identities (empty: any the request-header CA signs)' },
+  'requestheader-username-headers': { option: 'requestheaderUsernameHeaders', type: 'list', help: 'request headers holding the user name, in order (X-Remote-User is common)' },
+  'requestheader-uid-headers': { option: 'requestheaderUidHeaders', type: 'list', help: 'request headers holding the user UID, in order (X-Remote-Uid is suggested; gate RemoteRequestHeaderUID)' },
+  'requestheader-group-headers': { option: 'requestheaderGroupHeaders', type: 'list', help: 'request headers holding groups, every value of each (X-Remote-Group is suggested)' },
+  'requestheader-extra-headers-prefix': { option: 'requestheaderExtraHeadersPrefix', type: 'list', help: 'request header prefixes of extra user fields (X-Remote-Extra- is suggested)' },
   'log-level': { option: 'logLevel', type: 'string', values: ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'], help: 'pino log level' },
 }
 
@@ -295,6 +319,7 @@ export function resolveOptions(argv: string[]): Options {
     serviceAccountKeyFile: [], serviceAccountIssuer: [...defaultOptions.serviceAccountIssuer], apiAudiences: [],
     enableAdmissionPlugins: [], disableAdmissionPlugins: [],
     oidcSigningAlgs: [...defaultOptions.oidcSigningAlgs], oidcRequiredClaim: [],
+    requestheaderAllowedNames: [], requestheaderUsernameHeaders: [], requestheaderUidHeaders: [], requestheaderGroupHeaders: [], requestheaderExtraHeadersPrefix: [],
   }
   const repeated = new Set<string>()
   const given = new Set<string>()
@@ -341,6 +366,12 @@ export function resolveOptions(argv: string[]): Options {
     throw new OptionsError('flags --tls-cert-file and --tls-private-key-file must be given together')
   }
   if (opts.securePort === 0 && opts.port === 0) throw new OptionsError('flags --secure-port and --port are both 0: nothing to serve')
+  for (const f of ['client-ca-file', 'requestheader-client-ca-file'] as const) {
+    if ((opts as any)[flags[f].option] !== '' && opts.securePort === 0) throw new OptionsError(`flag --${f} needs the secure port: client certificates come over TLS only (--secure-port is 0)`)
+  }
+  if (opts.requestheaderUidHeaders.length > 0 && !opts.featureGates.RemoteRequestHeaderUID) {
+    throw new OptionsError('--requestheader-uid-headers requires the "RemoteRequestHeaderUID" feature to be enabled')
+  }
   serviceRangesOf(opts)
   enabledControllers(opts.controllers)
   checkAdmissionPlugins(opts)

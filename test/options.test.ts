@@ -148,3 +148,21 @@ t.test('--oidc-* flags and --authentication-config', async (t) => {
   t.equal(resolveOptions(['--anonymous-auth=false']).anonymousAuthSet, true)
   t.equal(d.anonymousAuthSet, false)
 })
+
+t.test('client certificate and request-header flags', async (t) => {
+  const o = resolveOptions(['--client-ca-file', '/ca.pem', '--requestheader-client-ca-file', '/p.pem', '--requestheader-allowed-names', 'front-proxy,other',
+    '--requestheader-username-headers', 'X-Remote-User', '--requestheader-group-headers', 'X-Remote-Group', '--requestheader-extra-headers-prefix', 'X-Remote-Extra-',
+    '--requestheader-uid-headers', 'X-Remote-Uid'])
+  t.equal(o.clientCaFile, '/ca.pem')
+  t.equal(o.requestheaderClientCaFile, '/p.pem')
+  t.same(o.requestheaderAllowedNames, ['front-proxy', 'other'])
+  t.same(o.requestheaderUsernameHeaders, ['X-Remote-User'])
+  t.same(o.requestheaderUidHeaders, ['X-Remote-Uid'])
+  t.same(resolveOptions([]).requestheaderUsernameHeaders, [], 'no default header names (kube-apiserver has none)')
+  t.equal(resolveOptions([]).featureGates.RemoteRequestHeaderUID, true)
+  t.equal(resolveOptions([]).featureGates.AllowParsingUserUIDFromCertAuth, true)
+  t.throws(() => resolveOptions(['--requestheader-uid-headers', 'X-Remote-Uid', '--feature-gates', 'RemoteRequestHeaderUID=false']),
+    new OptionsError('--requestheader-uid-headers requires the "RemoteRequestHeaderUID" feature to be enabled'))
+  t.throws(() => resolveOptions(['--client-ca-file', '/ca.pem', '--secure-port', '0', '--port', '8080']), /flag --client-ca-file needs the secure port/)
+  t.throws(() => resolveOptions(['--requestheader-client-ca-file', '/ca.pem', '--secure-port', '0', '--port', '8080']), /flag --requestheader-client-ca-file needs the secure port/)
+})

@@ -12,6 +12,10 @@ export const GATES: Record<string, Gate> = {
   AllowUnsafeMalformedObjectDeletion: { stage: 'alpha', default: false },
   DeclarativeValidation: { stage: 'beta', default: true },
   DeclarativeValidationTakeover: { stage: 'beta', default: false },
+  /** --requestheader-uid-headers (alpha 1.32, beta 1.33) */
+  RemoteRequestHeaderUID: { stage: 'beta', default: true },
+  /** a client certificate's subject UID element (OID 1.3.6.1.4.1.57683.2) is the user's UID (beta 1.33) */
+  AllowParsingUserUIDFromCertAuth: { stage: 'beta', default: true },
 }
 
 export type FeatureGates = Record<string, boolean>

@@ -5,6 +5,7 @@ import { verifyToken, type ServiceAccountLookups, type VerificationKey } from '.
 import { authenticateBootstrapToken, parseBootstrapToken } from '../auth/bootstrap-token.js'
 import { impersonate } from './impersonate.js'
 import type { JwtAuthenticators } from '../auth/jwt.js'
+import { authenticatePeer, type CertAuthnConfig } from '../auth/x509.js'
 import type { Store } from './store.js'
 import type { RequestContext, UserInfo } from './context.js'
 
@@ -28,6 +29,8 @@ export interface AuthnConfig {
   store?: Store
   /** --authentication-token-webhook-config-file: asked last, when no other authenticator takes the token */
   tokenWebhook?: (token: string, audiences: string[]) => Promise<TokenResult>
+  /** --client-ca-file, --requestheader-*: read only for requests that came with a client certificate */
+  certificates?: CertAuthnConfig
 }
 
 let config: AuthnConfig = { tokens: new Map(), anonymous: true }
@@ -214,11 +217,24 @@ async function authenticateSlow(ctx: RequestContext, token: string): Promise<voi
  * headers are honoured here too (after the real user is known, before flow control).
  */
 export function authenticate(ctx: RequestContext): void | Promise<void> {
+  // A client certificate (node front-end only): the front proxy, then the certificate's own user, before bearer tokens.
+  let certFailed = false
+  if (ctx.peer !== undefined && config.certificates) {
+    const r = authenticatePeer(config.certificates, ctx.peer, ctx.headers, Date.now())
+    if (r.user) { ctx.user = withAuthenticated(r.user); return impersonate(ctx) }
+    if (r.error !== undefined) {
+      certFailed = true
+      if (ctx.logs('debug')) ctx.log.debug({ reason: r.error }, 'client certificate rejected')
+    }
+  }
   const token = bearerToken(ctx.headers['authorization'])
   if (token === '') {
-    if (!config.anonymous || (anonymousPaths !== undefined && !anonymousPaths.has(ctx.url))) throw unauthorized()
+    // A certificate that failed is an error: no anonymous fallback (upstream's union fails on it).
+    if (!config.anonymous || certFailed || (anonymousPaths !== undefined && !anonymousPaths.has(ctx.url))) throw unauthorized()
     // `Bearer  <token>` (two spaces) is no bearer token: the request goes on as anonymous, with upstream's warning.
     if (EXTRA_SPACE.test(ctx.headers['authorization'] ?? '')) ctx.responseHeaders.push(['Warning', EXTRA_SPACE_WARNING])
+    // The node front-end closes an anonymous client's HTTP/2 connection after the answer (upstream's DoS mitigation).
+    if (ctx.peer !== undefined) ctx.peer.anonymous = true
     ctx.user = ANONYMOUS
     return impersonate(ctx)
   }

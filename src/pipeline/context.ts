@@ -3,6 +3,7 @@ import type { Logger } from 'pino'
 import type { RequestInfo } from '../server/request-info.js'
 import type { ResolvedDefinition } from '../registry/define.js'
 import type { Allocation } from './service-allocation.js'
+import type { PeerRequest } from '../auth/x509.js'
 
 export interface UserInfo { username: string; uid: string; groups: string[]; extra?: Record<string, string[]> }
 
@@ -69,6 +70,8 @@ export class RequestContext {
   duplicateFields: string[] | undefined
   /** What a service write took from the shared allocation maps, until the write is settled (settleAllocation). */
   allocation: Allocation | undefined
+  /** The client certificate the connection sent (the node front-end of the secure port only), for the certificate authenticators. */
+  peer: PeerRequest | undefined
 
   constructor(method: string, url: string, query: URLSearchParams, headers: Record<string, string>, info: RequestInfo, root: Logger, reqId = '') {
     this.method = method
@@ -101,6 +104,7 @@ export class RequestContext {
     this.onAbort = undefined
     this.duplicateFields = undefined
     this.allocation = undefined
+    this.peer = undefined
   }
 
   /** The request's child logger, made on first use (most requests log nothing but their access line). */

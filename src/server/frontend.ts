@@ -5,6 +5,7 @@ import { pino } from 'pino'
 import type { HttpRequest, HttpResponse, TemplatedApp, us_listen_socket } from 'uWebSockets.js'
 import { entityTooLarge, BODY_LIMIT } from '../machinery/errors.js'
 import { gzipSync } from 'node:zlib'
+import { readFileSync } from 'node:fs'
 import { RequestContext, type Response } from '../pipeline/context.js'
 import { handle } from '../pipeline/index.js'
 import { parseRequestInfo } from './request-info.js'
@@ -15,6 +16,8 @@ import { closeAllWatches } from './watch.js'
 import { joinMetrics, leaveMetrics, observeRequest } from './metrics.js'
 import { JwtController } from '../auth/jwt.js'
 import { setAnonymous, setJwtAuthenticators } from '../pipeline/authenticate.js'
+import { listenNodeSecure, type NodeSecureServer } from './node-frontend.js'
+import type { PeerRequest } from '../auth/x509.js'
 
 const data = workerData as FrontendData
 const log = pino({ level: data.options.logLevel, redact: ['req.headers.authorization'] }).child({ frontend: data.index })
@@ -48,7 +51,7 @@ let nextReq = 0
 const NO_QUERY = new URLSearchParams()
 const HAS_BODY = new Set(['POST', 'PUT', 'PATCH', 'DELETE'])
 
-function onRequest(res: HttpResponse, req: HttpRequest): void {
+function onRequest(res: HttpResponse, req: HttpRequest, peer: PeerRequest | undefined): void {
   let ctx: RequestContext | undefined
   try {
     // Everything is copied out of req before the first await: req is invalid after this function returns.
@@ -62,6 +65,7 @@ function onRequest(res: HttpResponse, req: HttpRequest): void {
     const info = parseRequestInfo(method, url, query)
     const reqId = `${data.index}-${++nextReq}`
     ctx = new RequestContext(method, url, query, headers, info, log, reqId)
+    ctx.peer = peer
     if (HAS_BODY.has(method)) {
       watchAbort(res, ctx)
       readBody(res, ctx)
@@ -173,14 +177,16 @@ function accessLog(ctx: RequestContext, status: number): void {
   }, 'access')
 }
 
-function guarded(res: HttpResponse, req: HttpRequest): void {
-  try { onRequest(res, req) } catch (err) {
+/** `peer`: what the node front-end knows of the connection (client certificate, header lines); uWS calls with two arguments. */
+function guarded(res: HttpResponse, req: HttpRequest, peer?: PeerRequest): void {
+  try { onRequest(res, req, peer) } catch (err) {
     log.error({ err }, 'handler threw')
     try { res.cork(() => { res.writeStatus('500 Internal Server Error').end() }) } catch { /* the socket is gone */ }
   }
 }
 
 const apps: Array<{ app: TemplatedApp; socket: us_listen_socket | null }> = []
+let nodeSecure: NodeSecureServer | null = null
 
 function listen(app: TemplatedApp, host: string, port: number): Promise<us_listen_socket> {
   return new Promise((resolve, reject) => {
@@ -190,7 +196,15 @@ function listen(app: TemplatedApp, host: string, port: number): Promise<us_liste
 }
 
 async function main(): Promise<void> {
-  if (data.httpsPort > 0) {
+  if (data.httpsPort > 0 && data.certAuth) {
+    // Client certificates: the secure port is node's (one listener per port in Node 20: front-end 0 serves it).
+    if (data.index === 0) {
+      nodeSecure = await listenNodeSecure({
+        host: data.options.bindAddress, port: data.httpsPort, cert: readFileSync(data.tls.certFile), key: readFileSync(data.tls.keyFile),
+        ca: data.certAuth.caPems, handler: guarded, log,
+      })
+    }
+  } else if (data.httpsPort > 0) {
     const app = uws.SSLApp({ cert_file_name: data.tls.certFile, key_file_name: data.tls.keyFile })
     apps.push({ app, socket: await listen(app, data.options.bindAddress, data.httpsPort) })
   }
@@ -205,8 +219,10 @@ parentPort!.on('message', async (m: { type: string }) => {
   if (m.type === 'close') {
     // Never terminate a worker whose app listens: close the sockets and let the loop drain.
     for (const a of apps) if (a.socket) { uws.us_listen_socket_close(a.socket); a.socket = null }
+    const closingNode = nodeSecure?.close()
     await closeAllWatches().catch((err) => log.error({ err }, 'closing watches failed'))
     for (const a of apps) try { (a.app as unknown as { close?: () => void }).close?.() } catch { /* older builds lack close */ }
+    await closingNode
     store.clients.forEach((c) => c.close())
     authz.close()
     leaveMetrics()

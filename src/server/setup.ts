@@ -22,6 +22,7 @@ import { configureReviews } from '../pipeline/reviews.js'
 import { parseSigningKeyPem, parseVerificationKeysPem } from '../auth/service-account.js'
 import { webhookTokenAuthenticator } from '../auth/token-webhook.js'
 import { configureWatchStreams, watchCounts } from './watch.js'
+import { certAuthnConfig, type CertAuthnData } from '../auth/x509.js'
 import { configureServiceAllocation, type ServiceAllocationData } from '../pipeline/service-allocation.js'
 
 /** What every thread needs of the service-account keys and flags (PEM text: key objects are made in each thread). */
@@ -59,6 +60,8 @@ export interface FrontendData extends ThreadData {
   tls: { certFile: string; keyFile: string }
   /** JWT authenticators (--authentication-config or --oidc-*), when configured */
   jwt?: import('../auth/jwt.js').JwtSetup
+  /** --client-ca-file / --requestheader-*: front-end 0 serves the secure port with node:http2 and reads client certificates */
+  certAuth?: CertAuthnData
 }
 
 export interface Pipeline { registry: Registry; store: Store; authz: AuthzClient }
@@ -76,6 +79,7 @@ export function setupPipeline(data: ThreadData, log: Logger, router: (p: Pipelin
     bootstrapTokens: data.options.enableBootstrapTokenAuth,
     tokenWebhook: data.options.authenticationTokenWebhookConfigFile ? webhookTokenAuthenticator((t, a) => authz.tokenReview(t, a), withAuthenticated) : undefined,
     serviceAccounts: { issuers: sa.issuers, lookup: sa.lookup, keys: sa.verificationKeyPems.flatMap((pem) => parseVerificationKeysPem(pem)) },
+    certificates: (data as Partial<FrontendData>).certAuth ? certAuthnConfig((data as FrontendData).certAuth!) : undefined,
   })
   configureReviews(store, { key: signing, issuer: sa.issuers[0], apiAudiences: sa.apiAudiences, maxExpirationSeconds: sa.maxExpirationSeconds, extendExpiration: true }, data.options.upstreamAliases)
   configureAdmissionPlugins(data.options.enableAdmissionPlugins, data.options.disableAdmissionPlugins)

@@ -14,6 +14,7 @@ import { ensurePki, ensureAdminToken, writeAdminKubeconfig } from '../bootstrap/
 import { readTokenFile } from '../auth/token-file.js'
 import { loadServiceAccountKeys, type ServiceAccountKeys } from '../auth/service-account.js'
 import { prepareJwtSetup, type JwtSetup } from '../auth/jwt.js'
+import { certAuthnData, requestHeaderWarnings, CaBundleError, type CertAuthnData } from '../auth/x509.js'
 import type { UserInfo } from '../pipeline/context.js'
 import type { FrontendData, ServiceAccountData } from './setup.js'
 import { SEAT_SLOTS } from '../../actors/flow-control/messages.js'
@@ -26,6 +27,7 @@ import { ApfController } from '../controllers/apf.js'
 import { FlowClient } from '../../actors/flow-control/client.js'
 import { reconcileRbacDefaults } from '../bootstrap/rbac.js'
 import { ensureSystemPriorityClasses } from '../bootstrap/priority-classes.js'
+import { authenticationInfoData, publishAuthenticationInfo } from '../bootstrap/authentication-info.js'
 import { Registry } from '../registry/index.js'
 import { shardOf } from '../machinery/sharding.js'
 import { allocationBuffers, fillAllocationMaps, type ServiceAllocationData } from '../pipeline/service-allocation.js'
@@ -206,6 +208,16 @@ export async function start(options: Options, log: Logger): Promise<Server> {
   // JWT authenticators (--authentication-config or --oidc-*): loaded and validated here, run by each front-end.
   let jwt: JwtSetup | undefined
   try { jwt = prepareJwtSetup(opts) } catch (err) { throw new OptionsError((err as Error).message) }
+  // Client certificates (--client-ca-file, --requestheader-client-ca-file): bundles checked here, before anything starts.
+  let certAuth: CertAuthnData | undefined
+  try {
+    certAuth = certAuthnData(opts)
+  } catch (err) {
+    if (err instanceof CaBundleError) throw new OptionsError(err.message)
+    throw err
+  }
+  if (certAuth?.requestHeader) for (const w of requestHeaderWarnings(opts)) log.warn(w)
+  if (certAuth && httpsPort > 0) log.info({ port: httpsPort, frontend: 0 }, 'client certificates: the secure port is served by node:http2 on front-end 0 (the other front-ends serve --port only)')
 
   let tls = { certFile: opts.tlsCertFile, keyFile: opts.tlsPrivateKeyFile }
   let kubeconfig = ''
@@ -280,7 +292,7 @@ export async function start(options: Options, log: Logger): Promise<Server> {
     const shardPorts = await Promise.all(shardPools.map((p) => connect(p, `frontend-${i}`)))
     const authzPort = await connect(authzPool, `frontend-${i}`)
     const flowPort = await connect(flowPool, `frontend-${i}`)
-    const data: FrontendData = { index: i, options: opts, counters, seats, rejected, state, heartbeats, shardPorts, authzPort, authzVersions, flowPort, tokens: tokenList, serviceAccounts, serviceAllocation, httpPort, httpsPort, tls, jwt }
+    const data: FrontendData = { index: i, options: opts, counters, seats, rejected, state, heartbeats, shardPorts, authzPort, authzVersions, flowPort, tokens: tokenList, serviceAccounts, serviceAllocation, httpPort, httpsPort, tls, jwt, certAuth }
     const w = new Worker(new URL('src/server/frontend.js', distRoot), { workerData: data, transferList: [...shardPorts, authzPort, flowPort], resourceLimits: { maxYoungGenerationSizeMb: WORKER_YOUNG_GENERATION_MB } })
     frontends.push(w)
     listening.push(new Promise((resolve, reject) => {
@@ -302,6 +314,13 @@ export async function start(options: Options, log: Logger): Promise<Server> {
   await client.bootstrapNamespaces(['default', 'orch-system', 'orch-public', 'orch-node-lease'])
   // The built-in PriorityClasses (system-node-critical, system-cluster-critical), before the server is ready.
   await ensureSystemPriorityClasses(client, log.child({ hook: 'scheduling/bootstrap-system-priority-classes' }))
+  // Client CA and front-proxy settings for extension API servers (headers as given on the command line).
+  if (certAuth) {
+    await publishAuthenticationInfo(client, authenticationInfoData(certAuth, {
+      username: opts.requestheaderUsernameHeaders ?? [], uid: opts.requestheaderUidHeaders ?? [], group: opts.requestheaderGroupHeaders ?? [],
+      extra: opts.requestheaderExtraHeadersPrefix ?? [], allowed: opts.requestheaderAllowedNames ?? [],
+    }), log.child({ hook: 'start-cluster-authentication-info-controller' }))
+  }
   // APF: the mandatory and suggested configuration objects are in place (and in force) before the server is ready.
   const apf = opts.enablePriorityAndFairness ? new ApfController(client, new FlowClient(await connect(flowPool, 'main')), log.child({ controller: 'apf-config' })) : null
   await apf?.start()
