@@ -56,8 +56,13 @@ export function limitRangeWritesSlot(shards: number): number { return 4 + shards
  * namespaces that have quotas while it does not move.
  */
 export function resourceQuotaSetWritesSlot(shards: number): number { return 5 + shards }
+/**
+ * Then a count of CustomResourceDefinition writes, bumped the same way: every thread's registry keeps the custom
+ * resource types it serves while it does not move (src/registry/custom.ts).
+ */
+export function crdWritesSlot(shards: number): number { return 6 + shards }
 /** Slots of the counters array for `shards` shards. */
-export function counterSlots(shards: number): number { return 6 + shards }
+export function counterSlots(shards: number): number { return 7 + shards }
 /** The type prefix of namespaces (keys `/namespaces//<name>`). */
 export const NAMESPACES_PREFIX = '/namespaces/'
 /** The type prefix of PriorityClasses. */
@@ -68,3 +73,5 @@ export const ADMISSION_POLICY_BINDINGS_PREFIX = 'admissionregistration.orch.io/v
 /** The type prefixes of LimitRanges and ResourceQuotas (core group). */
 export const LIMIT_RANGES_PREFIX = '/limitranges/'
 export const RESOURCE_QUOTAS_PREFIX = '/resourcequotas/'
+/** The type prefix of CustomResourceDefinitions. */
+export const CRDS_PREFIX = 'apiextensions.orch.io/customresourcedefinitions/'

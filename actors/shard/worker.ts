@@ -7,7 +7,7 @@ import { PortPeer } from '../../src/machinery/port-rpc.js'
 import {
   COUNTER_SLOT, watermarkSlot, namespaceWritesSlot, NAMESPACES_PREFIX, priorityClassWritesSlot, PRIORITY_CLASSES_PREFIX,
   admissionPolicyWritesSlot, ADMISSION_POLICIES_PREFIX, ADMISSION_POLICY_BINDINGS_PREFIX,
-  limitRangeWritesSlot, LIMIT_RANGES_PREFIX, resourceQuotaSetWritesSlot, RESOURCE_QUOTAS_PREFIX,
+  limitRangeWritesSlot, LIMIT_RANGES_PREFIX, resourceQuotaSetWritesSlot, RESOURCE_QUOTAS_PREFIX, crdWritesSlot, CRDS_PREFIX,
   type ShardRequest, type ShardReply, type WatchEvent, type ObjectPut, type ObjectDelete,
 } from './messages.js'
 
@@ -41,6 +41,7 @@ let priorityClassSlot = -1
 let admissionPolicySlot = -1
 let limitRangeSlot = -1
 let quotaSetSlot = -1
+let crdSlot = -1
 let log: Logger
 let historyMs = 300_000
 let historyCount = 100_000
@@ -362,6 +363,7 @@ function commitBatch(): void {
     let ap = false
     let lr = false
     let rq = false
+    let crd = false
     for (const w of writes) {
       if (w.event === null) continue
       const prefix = typePrefixOf(w.req.key)
@@ -370,12 +372,14 @@ function commitBatch(): void {
       else if (prefix === ADMISSION_POLICIES_PREFIX || prefix === ADMISSION_POLICY_BINDINGS_PREFIX) ap = true
       else if (prefix === LIMIT_RANGES_PREFIX) lr = true
       else if (prefix === RESOURCE_QUOTAS_PREFIX && w.event[0] !== 'MODIFIED') rq = true
+      else if (prefix === CRDS_PREFIX) crd = true
     }
     if (ns) Atomics.add(counters, namespaceSlot, 1n)
     if (pc) Atomics.add(counters, priorityClassSlot, 1n)
     if (ap) Atomics.add(counters, admissionPolicySlot, 1n)
     if (lr) Atomics.add(counters, limitRangeSlot, 1n)
     if (rq) Atomics.add(counters, quotaSetSlot, 1n)
+    if (crd) Atomics.add(counters, crdSlot, 1n)
   }
   for (const w of writes) {
     if (w.failure) { reply(w.peer, w.failure); continue }
@@ -442,6 +446,7 @@ function init(task: ShardInit): { rv: number } {
     admissionPolicySlot = admissionPolicyWritesSlot(task.shards)
     limitRangeSlot = limitRangeWritesSlot(task.shards)
     quotaSetSlot = resourceQuotaSetWritesSlot(task.shards)
+    crdSlot = crdWritesSlot(task.shards)
   }
   historyMs = task.watchHistoryMs
   historyCount = task.watchHistoryCount

@@ -2,11 +2,9 @@
 import { randomUUID, randomBytes } from 'node:crypto'
 import { parse as yamlParse, parseDocument, isMap, isSeq, isScalar } from 'yaml'
 import { pruneUnknown, hasDuplicateKeys, duplicateKeys, scrubDecoded, countTextKeys } from '../machinery/field-validation.js'
-import { typeTree } from '../machinery/patch/schema-walk.js'
 import { decodeObject as decodePb } from '../machinery/codecs/protobuf.js'
 import { decodeCbor, cborTypeOf, CborError } from '../machinery/codecs/cbor.js'
 import { PROTOBUF, ORCH_PROTOBUF, CBOR, cborEnabled } from './encode.js'
-import { loadDefinitions } from '../registry/schema.js'
 import {
   badRequest, invalid, unsupportedMediaType, fieldInvalid, type FieldError,
 } from '../machinery/errors.js'
@@ -14,7 +12,7 @@ import { finalizerNameErrors, validateObjectMeta } from '../machinery/validation
 import { cloneJson, noOwnKeys, sameJsonText } from '../machinery/json-tree.js'
 import { RV_MARKER, type Attrs } from '../machinery/storage-format.js'
 import { dropNulls, type SchemaSet } from '../registry/schema.js'
-import { fillZeroValues, type Obj, type ResolvedDefinition } from '../registry/define.js'
+import { fillZeroValues, treeOf, type Obj, type ResolvedDefinition } from '../registry/define.js'
 import type { RequestContext } from './context.js'
 import { admitMutating } from '../admission/chain.js'
 import { allocates, allocateCreate, allocateUpdate } from './service-allocation.js'
@@ -130,7 +128,7 @@ function warning(text: string): string { return `299 - "${text.replace(/[\\"]/g,
  */
 export function checkFields(ctx: RequestContext, def: ResolvedDefinition, o: Obj): void {
   const mode = fieldValidationOf(ctx)
-  reportFields(ctx, def, mode, pruneUnknown(o, typeTree(loadDefinitions(), def.schemaRef)))
+  reportFields(ctx, def, mode, pruneUnknown(o, treeOf(def)))
 }
 
 function reportFields(ctx: RequestContext, def: ResolvedDefinition, mode: FieldValidation, unknown: string[]): void {
@@ -175,7 +173,7 @@ export function decodeObject(ctx: RequestContext, def: ResolvedDefinition): Obj 
   // A JSON body: nulls dropped, unknown fields pruned and the keys counted for the duplicate check in one walk.
   const mode = fieldValidationOf(ctx)
   const unknown: string[] = []
-  const keys = scrubDecoded(o, typeTree(loadDefinitions(), def.schemaRef), unknown) - added
+  const keys = scrubDecoded(o, treeOf(def), unknown) - added
   if (countTextKeys(json) !== keys) ctx.duplicateFields = duplicateKeys(json)
   reportFields(ctx, def, mode, unknown)
   return o
@@ -281,6 +279,8 @@ function assertValid(def: ResolvedDefinition, o: Obj, errs: FieldError[]): void 
 
 /** Type errors of the object; what upstream would already fail to decode (quantities, int32 ranges) is 400 at once. */
 function typeErrors(def: ResolvedDefinition, o: Obj): FieldError[] {
+  // A custom resource is checked against its schema by its strategy's validate, after defaulting (as upstream).
+  if (def.custom !== undefined) return []
   const errs = schemas.validate(def.schemaRef, o)
   const undecodable = errs.find((e) => e.decode === true)
   if (undecodable !== undefined) throw badRequest(`${def.kind} in version "${def.version}" cannot be handled as a ${def.kind}: ${undecodable.detail}`)

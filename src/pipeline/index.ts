@@ -1,5 +1,5 @@
 // The stages in the order they run, and handle(): one request through all of them to a Response.
-import { methodNotAllowed, pageNotFound, resourceNotFound } from '../machinery/errors.js'
+import { ApiError, methodNotAllowed, notAcceptable, pageNotFound, resourceNotFound, unsupportedMediaType } from '../machinery/errors.js'
 import type { Registry } from '../registry/index.js'
 import type { ResolvedDefinition } from '../registry/define.js'
 import { authenticate } from './authenticate.js'
@@ -10,7 +10,8 @@ import { create, update } from './write.js'
 import { deleteCollection, remove } from './delete.js'
 import { getScale, patchScale, updateScale } from './scale.js'
 import { patch } from './patch.js'
-import { negotiate } from './encode.js'
+import { negotiate, servedMediaTypes } from './encode.js'
+import { bodyTypes } from './admission.js'
 import { virtualRoute } from './reviews.js'
 import { connect, connectSubresource } from './connect.js'
 import { metadataFormOf, tableVersionOf } from './table.js'
@@ -110,6 +111,8 @@ export function resolveType(ctx: RequestContext): ResolvedDefinition {
   const i = ctx.info
   const group = i.apiPrefix === 'api' ? '' : i.group
   if (i.apiPrefix === 'api' && i.version !== 'v1') throw pageNotFound()
+  // One integer comparison unless a CustomResourceDefinition was written since the last request.
+  registry.refresh()
   if (!registry.servesGroupVersion(group, i.version)) throw pageNotFound()
   const def = registry.lookup(group, i.version, i.resource)
   if (!def) throw resourceNotFound()
@@ -132,6 +135,7 @@ function route(ctx: RequestContext): Response | Promise<Response> {
   const connectSub = connectSubresource(def, i.subresource)
   if (connectSub !== undefined) return connect(ctx, def, connectSub)
   if (ctx.method === 'HEAD') throw methodNotAllowed()
+  if (def.custom !== undefined) customRequest(ctx, def)
   // The response form is settled before anything is written: a 406 must change nothing.
   const accept = ctx.headers['accept']
   if (!tableVersionOf(accept) && !metadataFormOf(accept, i.verb === 'list')) negotiate(accept)
@@ -158,6 +162,25 @@ function route(ctx: RequestContext): Response | Promise<Response> {
     case 'delete': return remove(ctx, def)
     case 'deletecollection': return deleteCollection(ctx, def)
     default: throw methodNotAllowed()
+  }
+}
+
+/**
+ * What differs for a custom resource before the verb runs: no protobuf (an Accept that names it falls back to what
+ * else it names; only protobuf is 406; a protobuf body is 415), and no creates while its CRD is being deleted.
+ */
+function customRequest(ctx: RequestContext, def: ResolvedDefinition): void {
+  const accept = ctx.headers['accept']
+  if (accept !== undefined && accept.includes('protobuf')) {
+    const kept = accept.split(',').filter((p) => !/^\s*application\/vnd\.(kubernetes|orch)\.protobuf/i.test(p)).join(',')
+    if (kept.trim() === '') throw notAcceptable(servedMediaTypes().filter((t) => !t.includes('protobuf')))
+    ctx.headers['accept'] = kept
+  }
+  const ct = (ctx.headers['content-type'] ?? '').toLowerCase()
+  if (ct.includes('protobuf')) throw unsupportedMediaType(bodyTypes().filter((t) => !t.includes('protobuf')))
+  if (def.custom!.terminating && ctx.info.verb === 'create') {
+    const e = methodNotAllowed(ctx.info.verb, { group: def.group, resource: def.resource })
+    throw new ApiError(e.code, e.reason, `${ctx.info.verb} not allowed while custom resource definition is terminating`, e.details)
   }
 }
 

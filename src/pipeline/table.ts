@@ -54,7 +54,7 @@ export function partialObjectMetadata(o: Obj, apiVersion: string): Obj {
 function columnsOf(def: ResolvedDefinition): TableColumn[] { return def.table && def.table.length > 0 ? def.table : DEFAULT_COLUMNS }
 
 function columnDefinitions(def: ResolvedDefinition): Obj[] {
-  return columnsOf(def).map((c) => ({ name: c.name, type: c.type === 'date' ? 'string' : c.type, format: c.type === 'date' ? 'date' : (c.format ?? ''), description: c.description ?? '', priority: c.priority ?? 0 }))
+  return columnsOf(def).map((c) => ({ name: c.name, type: c.type === 'date' && !c.keepDate ? 'string' : c.type, format: c.type === 'date' && !c.keepDate ? 'date' : (c.format ?? ''), description: c.description ?? '', priority: c.priority ?? 0 }))
 }
 
 function includeObjectOf(query: URLSearchParams): 'None' | 'Metadata' | 'Object' {

@@ -1,0 +1,379 @@
+// Custom resource types: the ResolvedDefinitions of an Established CustomResourceDefinition (one per served version),
+// with its structural schema as the type tree (pruning, apply), an ajv validator whose errors read as upstream's, the
+// schema's defaults, printer columns, selectable fields and the status / scale sub-resources.
+import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv'
+import { ALL_VERBS, resolveDefinition, type Obj, type ResolvedDefinition, type TableColumn, type CustomInfo } from './define.js'
+import type { SchemaNode } from './schema.js'
+import { loadDefinitions } from './schema.js'
+import { typeFromSchema } from '../machinery/patch/schema-walk.js'
+import { fieldInvalid, type FieldError } from '../machinery/errors.js'
+import { evalJsonPath, parseJsonPath } from './jsonpath.js'
+import { NAME_DESCRIPTION, parseTime, since } from './resources/_printers.js'
+
+export const CRD_GROUP = 'apiextensions.orch.io'
+export const CRD_RESOURCE = 'customresourcedefinitions'
+/** upstream's customresourcecleanup.apiextensions.k8s.io, in our brand. */
+export const CLEANUP_FINALIZER = 'customresourcecleanup.apiextensions.orch.io'
+
+const OBJECT_META = '#/definitions/io.orch.apimachinery.pkg.apis.meta.v1.ObjectMeta'
+
+function isObj(v: unknown): v is Obj { return v !== null && typeof v === 'object' && !Array.isArray(v) }
+
+export function conditionOf(crd: Obj, type: string): Obj | undefined {
+  const cs = crd.status?.conditions
+  return Array.isArray(cs) ? cs.find((c: Obj) => isObj(c) && c.type === type) : undefined
+}
+
+export function conditionTrue(crd: Obj, type: string): boolean { return conditionOf(crd, type)?.status === 'True' }
+
+/**
+ * upstream's SetCRDCondition: a condition of a new status replaces the old one; lastTransitionTime moves only when
+ * the status does.
+ */
+export function setCondition(status: Obj, c: { type: string; status: string; reason: string; message: string }, now: string): boolean {
+  const list: Obj[] = Array.isArray(status.conditions) ? status.conditions : (status.conditions = [])
+  const old = list.find((x) => isObj(x) && x.type === c.type)
+  if (old === undefined) {
+    list.push({ type: c.type, status: c.status, lastTransitionTime: now, reason: c.reason, message: c.message })
+    return true
+  }
+  if (old.status === c.status && old.reason === c.reason && old.message === c.message) return false
+  if (old.status !== c.status) old.lastTransitionTime = now
+  old.status = c.status
+  old.reason = c.reason
+  old.message = c.message
+  return true
+}
+
+// ---- schema → ajv ----
+
+/** A structural schema as JSON Schema for ajv: our extensions, descriptions, defaults and formats left out; nullable as a null type. */
+function toAjv(n: unknown): unknown {
+  if (Array.isArray(n)) return n.map(toAjv)
+  if (!isObj(n)) return n
+  if (n['x-orch-int-or-string'] === true) {
+    const out: Obj = { type: ['integer', 'string'] }
+    return out
+  }
+  const out: Obj = {}
+  for (const [k, v] of Object.entries(n)) {
+    if (k.startsWith('x-') || k === 'description' || k === 'default' || k === 'example' || k === 'externalDocs' || k === 'format' || k === 'nullable' || k === 'title' || k === '$schema' || k === 'id') continue
+    if (k === 'properties' || k === 'patternProperties' || k === 'definitions') {
+      out[k] = isObj(v) ? Object.fromEntries(Object.entries(v).map(([pk, pv]) => [pk, toAjv(pv)])) : v
+    } else out[k] = toAjv(v)
+  }
+  if (n.nullable === true && typeof out.type === 'string') out.type = [out.type, 'null']
+  if (n.nullable === true && Array.isArray(out.enum) && !out.enum.includes(null)) out.enum = [...out.enum, null]
+  return out
+}
+
+function jsonTypeName(v: unknown): string {
+  if (v === null) return 'null'
+  if (Array.isArray(v)) return 'array'
+  if (typeof v === 'number') return Number.isInteger(v) ? 'integer' : 'number'
+  return typeof v
+}
+
+/** `/spec/items/0/name` → `spec.items[0].name`. */
+function pathOf(obj: unknown, instancePath: string): { path: string; value: unknown } {
+  let out = ''
+  let cur: any = obj
+  if (instancePath === '') return { path: '', value: obj }
+  for (const raw of instancePath.split('/').slice(1)) {
+    const s = raw.replace(/~1/g, '/').replace(/~0/g, '~')
+    if (Array.isArray(cur)) out += `[${s}]`
+    else out += out === '' ? s : `.${s}`
+    cur = cur?.[s]
+  }
+  return { path: out, value: cur }
+}
+
+function join(path: string, child: string): string { return path === '' ? child : `${path}.${child}` }
+
+/** Go's %v of a JSON number (an integer prints without a fraction). */
+function num(v: unknown): string { return String(v) }
+
+/** One ajv error as upstream's field error of a custom resource (kube-openapi's texts, apiextensions' field types). */
+function toFieldError(obj: unknown, e: ErrorObject): FieldError | undefined {
+  const { path, value } = pathOf(obj, e.instancePath)
+  const p = e.params as Record<string, any>
+  const at = path === '' ? '' : path
+  switch (e.keyword) {
+    case 'type': {
+      const want = ([] as string[]).concat(p.type).filter((t) => t !== 'null').join(',')
+      const actual = jsonTypeName(value)
+      return { type: 'FieldValueTypeInvalid', field: at, value: actual, detail: `${at} in body must be of type ${want}: ${JSON.stringify(actual)}` }
+    }
+    case 'required': {
+      const field = join(at, String(p.missingProperty))
+      return { type: 'FieldValueRequired', field, detail: '' }
+    }
+    case 'enum':
+      return { type: 'FieldValueNotSupported', field: at, value, supported: (p.allowedValues as unknown[]).map((x) => (typeof x === 'string' ? x : JSON.stringify(x))) }
+    case 'pattern':
+      return fieldInvalid(at, value, `${at} in body should match '${p.pattern}'`)
+    case 'maximum': return fieldInvalid(at, value, `${at} in body should be less than or equal to ${num(p.limit)}`)
+    case 'exclusiveMaximum': return fieldInvalid(at, value, `${at} in body should be less than ${num(p.limit)}`)
+    case 'minimum': return fieldInvalid(at, value, `${at} in body should be greater than or equal to ${num(p.limit)}`)
+    case 'exclusiveMinimum': return fieldInvalid(at, value, `${at} in body should be greater than ${num(p.limit)}`)
+    case 'multipleOf': return fieldInvalid(at, value, `${at} in body should be a multiple of ${num(p.multipleOf)}`)
+    case 'maxLength': return { type: 'FieldValueTooLong', field: at, value, max: p.limit }
+    case 'minLength': return fieldInvalid(at, value, `${at} in body should be at least ${p.limit} chars long`)
+    case 'maxItems': return { type: 'FieldValueTooMany', field: at, value: Array.isArray(value) ? value.length : 0, max: p.limit }
+    case 'minItems': return fieldInvalid(at, Array.isArray(value) ? value.length : value, `${at} in body should have at least ${p.limit} items`)
+    case 'uniqueItems': return { type: 'FieldValueDuplicate', field: at, value: Array.isArray(value) ? value[p.j] : value }
+    case 'maxProperties': return { type: 'FieldValueTooMany', field: at, value: isObj(value) ? Object.keys(value).length : 0, max: p.limit }
+    case 'minProperties': return fieldInvalid(at, isObj(value) ? Object.keys(value).length : value, `${at} in body should have at least ${p.limit} properties`)
+    case 'anyOf': case 'oneOf': case 'allOf': case 'not': case 'if': return undefined
+    default: return fieldInvalid(at, value, e.message ?? e.keyword)
+  }
+}
+
+const ajv = new Ajv({ allErrors: true, strict: false, validateFormats: false })
+
+function compile(schema: SchemaNode): ValidateFunction | undefined {
+  const s = toAjv(schema) as Obj
+  // metadata is ObjectMeta whatever the schema says (upstream checks it as for every type); apiVersion and kind too.
+  if (isObj(s.properties)) {
+    s.properties = { ...s.properties }
+    delete s.properties.metadata
+    delete s.properties.apiVersion
+    delete s.properties.kind
+  }
+  if (Array.isArray(s.required)) s.required = s.required.filter((r: unknown) => r !== 'metadata' && r !== 'apiVersion' && r !== 'kind')
+  try {
+    return ajv.compile(s)
+  } catch {
+    return undefined
+  }
+}
+
+// ---- defaults ----
+
+/** Structural defaulting: a property with a `default` the object lacks is set, recursively, in objects and list items. */
+export function applyDefaults(v: unknown, s: SchemaNode | undefined): void {
+  if (!isObj(s)) return
+  if (Array.isArray(v)) {
+    if (isObj(s.items)) for (const x of v) applyDefaults(x, s.items)
+    return
+  }
+  if (!isObj(v)) return
+  if (isObj(s.properties)) {
+    for (const [k, ps] of Object.entries(s.properties as Record<string, SchemaNode>)) {
+      if (!isObj(ps)) continue
+      if ((v[k] === undefined || (v[k] === null && ps.nullable !== true)) && ps.default !== undefined) v[k] = structuredClone(ps.default)
+      if (v[k] !== undefined) applyDefaults(v[k], ps)
+    }
+  }
+  if (isObj(s.additionalProperties)) for (const k of Object.keys(v)) if (!isObj(s.properties) || !(k in s.properties)) applyDefaults(v[k], s.additionalProperties)
+}
+
+// ---- printer columns ----
+
+const COLUMN_TYPES = new Set(['string', 'integer', 'number', 'boolean', 'date'])
+
+function columnsOf(version: Obj): TableColumn[] {
+  const cols: TableColumn[] = [{ name: 'Name', type: 'string', format: 'name', description: NAME_DESCRIPTION, cell: (o) => o.metadata?.name ?? '' }]
+  const given: Obj[] = Array.isArray(version.additionalPrinterColumns) ? version.additionalPrinterColumns.filter(isObj) : []
+  const defs = given.length > 0 ? given : [{ name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp' }]
+  for (const c of defs) {
+    const type = COLUMN_TYPES.has(c.type) ? c.type : 'string'
+    const path = typeof c.jsonPath === 'string' ? c.jsonPath : ''
+    const compiled = parseJsonPath(path)
+    cols.push({
+      name: String(c.name ?? ''), type, format: typeof c.format === 'string' ? c.format : '',
+      description: typeof c.description === 'string' && c.description !== '' ? c.description : `Custom resource definition column (in JSONPath format): ${path}`,
+      priority: typeof c.priority === 'number' ? c.priority : 0,
+      keepDate: true,
+      cell: (o, now) => cellOf(type, compiled ? evalJsonPath(compiled, o) : [], now),
+    })
+  }
+  return cols
+}
+
+/** A cell as upstream's table convertor makes it: the first result, as text for string columns, typed otherwise. */
+function cellOf(type: string, results: unknown[], now: number): unknown {
+  if (results.length === 0 || results[0] === undefined) return null
+  const v = results[0]
+  switch (type) {
+    case 'string': return typeof v === 'string' ? v : typeof v === 'object' && v !== null ? JSON.stringify(v) : String(v)
+    case 'integer': return typeof v === 'number' ? Math.trunc(v) : null
+    case 'number': return typeof v === 'number' ? v : null
+    case 'boolean': return typeof v === 'boolean' ? v : null
+    // upstream's ConvertToHumanReadableDateType: the age, `<invalid>` for what is not a time.
+    case 'date': return typeof v === 'string' ? (parseTime(v) === undefined ? '<invalid>' : since(v, now)) : null
+  }
+  return null
+}
+
+// ---- OpenAPI ----
+
+/** upstream's definition name of a custom resource: the group reversed, the version, the kind (`com.example.stable.v1.CronTab`). */
+function schemaName(group: string, version: string, kind: string): string {
+  return `${group.split('.').reverse().join('.')}.${version}.${kind}`
+}
+
+const LIST_META = '#/definitions/io.orch.apimachinery.pkg.apis.meta.v1.ListMeta'
+const API_VERSION_DESCRIPTION = 'APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources'
+const KIND_DESCRIPTION = 'Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds'
+
+/** The OpenAPI definitions of custom resource types (each kind and its list), to add to the built-in ones. */
+export function customDefinitions(defs: ResolvedDefinition[]): Record<string, SchemaNode> {
+  const out: Record<string, SchemaNode> = {}
+  for (const d of defs) {
+    if (d.custom === undefined) continue
+    const schema = d.custom.schema
+    out[d.schemaRef] = {
+      ...schema,
+      type: 'object',
+      properties: {
+        apiVersion: { description: API_VERSION_DESCRIPTION, type: 'string' },
+        kind: { description: KIND_DESCRIPTION, type: 'string' },
+        metadata: { $ref: OBJECT_META },
+        ...(isObj(schema.properties) ? Object.fromEntries(Object.entries(schema.properties).filter(([k]) => k !== 'apiVersion' && k !== 'kind' && k !== 'metadata')) : {}),
+      },
+    }
+    out[`${d.schemaRef}List`] = {
+      description: `${d.kind}List is a list of ${d.kind}`,
+      type: 'object', required: ['items'],
+      properties: {
+        apiVersion: { description: API_VERSION_DESCRIPTION, type: 'string' },
+        items: { description: `List of ${d.resource}. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md`, type: 'array', items: { $ref: `#/definitions/${d.schemaRef}` } },
+        kind: { description: KIND_DESCRIPTION, type: 'string' },
+        metadata: { $ref: LIST_META },
+      },
+      'x-orch-group-version-kind': [{ group: d.group, kind: d.listKind, version: d.version }],
+    }
+  }
+  return out
+}
+
+// ---- the definitions ----
+
+function stripDot(p: unknown): string { return typeof p === 'string' ? p.replace(/^\./, '') : '' }
+
+/** The served versions of an Established CRD as ResolvedDefinitions (none while it is not Established). */
+export function definitionsOf(crd: Obj): ResolvedDefinition[] {
+  if (!conditionTrue(crd, 'Established')) return []
+  const spec = crd.spec
+  if (!isObj(spec) || typeof spec.group !== 'string') return []
+  const names = isObj(crd.status?.acceptedNames) ? crd.status.acceptedNames : {}
+  if (typeof names.plural !== 'string' || names.plural === '' || typeof names.kind !== 'string' || names.kind === '') return []
+  const versions: Obj[] = Array.isArray(spec.versions) ? spec.versions.filter(isObj) : []
+  const storage = versions.find((v) => v.storage === true)?.name ?? ''
+  const terminating = crd.metadata?.deletionTimestamp !== undefined
+  const out: ResolvedDefinition[] = []
+  for (const v of versions) {
+    if (v.served !== true || typeof v.name !== 'string') continue
+    out.push(versionDefinition(crd, spec, names, v, storage, terminating))
+  }
+  return out
+}
+
+function versionDefinition(crd: Obj, spec: Obj, names: Obj, v: Obj, storage: string, terminating: boolean): ResolvedDefinition {
+  const schema: SchemaNode = isObj(v.schema?.openAPIV3Schema) ? v.schema.openAPIV3Schema : { type: 'object', 'x-orch-preserve-unknown-fields': true }
+  const rootProps = isObj(schema.properties) ? schema.properties : {}
+  // The root as the pipeline walks it: apiVersion, kind and metadata (ObjectMeta) always declared.
+  const root: SchemaNode = {
+    ...schema, type: 'object',
+    properties: { ...rootProps, apiVersion: { type: 'string' }, kind: { type: 'string' }, metadata: { $ref: OBJECT_META } },
+  }
+  const tree = typeFromSchema(root, loadDefinitions())
+  const validator = compile(schema)
+  const subs: Obj = isObj(v.subresources) ? v.subresources : {}
+  const hasStatus = isObj(subs.status)
+  const scaleSpec = isObj(subs.scale) ? subs.scale : undefined
+  const subresources: Array<'status' | 'scale'> = []
+  if (hasStatus) subresources.push('status')
+  if (scaleSpec) subresources.push('scale')
+  const fieldSelectors: Record<string, (o: Obj) => string> = {}
+  for (const f of Array.isArray(v.selectableFields) ? v.selectableFields : []) {
+    if (!isObj(f) || typeof f.jsonPath !== 'string') continue
+    const parsed = parseJsonPath(f.jsonPath)
+    fieldSelectors[stripDot(f.jsonPath)] = (o) => {
+      const r = parsed ? evalJsonPath(parsed, o)[0] : undefined
+      return r === undefined || r === null || typeof r === 'object' ? '' : String(r)
+    }
+  }
+  const validate = (o: Obj): FieldError[] => {
+    const errs: FieldError[] = []
+    if (validator && !validator(o)) {
+      for (const e of validator.errors ?? []) {
+        const fe = toFieldError(o, e)
+        if (fe) errs.push(fe)
+      }
+    }
+    if (scaleSpec) errs.push(...scaleErrors(o, scaleSpec))
+    return errs
+  }
+  const custom: CustomInfo = { crdName: String(crd.metadata?.name ?? ''), storageVersion: storage, tree, terminating, schema }
+  return resolveDefinition({
+    group: spec.group, version: v.name, kind: names.kind, resource: names.plural,
+    singular: typeof names.singular === 'string' && names.singular !== '' ? names.singular : names.kind.toLowerCase(),
+    scope: spec.scope === 'Cluster' ? 'Cluster' : 'Namespaced',
+    verbs: ALL_VERBS,
+    shortNames: Array.isArray(names.shortNames) ? names.shortNames : undefined,
+    categories: Array.isArray(names.categories) ? names.categories : undefined,
+    subresources,
+    scale: scaleSpec ? { specReplicasPath: stripDot(scaleSpec.specReplicasPath), statusReplicasPath: stripDot(scaleSpec.statusReplicasPath), labelSelectorPath: scaleSpec.labelSelectorPath ? stripDot(scaleSpec.labelSelectorPath) : undefined } : undefined,
+    schemaRef: schemaName(spec.group, v.name, names.kind),
+    strategy: {
+      default: (o) => applyDefaults(o, schema),
+      prepareForCreate: hasStatus ? (o) => { delete o.status } : undefined,
+      prepareForUpdate: hasStatus ? (o, old) => { if (old.status === undefined) delete o.status; else o.status = old.status } : undefined,
+      validate,
+      validateUpdate: (o) => validate(o),
+      allowUnconditionalUpdate: false,
+      nameRule: 'subdomain',
+      hasGeneration: true,
+    },
+    status: hasStatus ? {
+      prepareForUpdate: (o: Obj, old: Obj) => {
+        const status = o.status
+        for (const k of Object.keys(o)) if (k !== 'metadata') delete o[k]
+        for (const k of Object.keys(old)) if (k !== 'metadata') o[k] = structuredClone(old[k])
+        if (status === undefined) delete o.status
+        else o.status = status
+        applyDefaults(o, schema)
+      },
+      validateUpdate: (o: Obj) => validate(o),
+    } : undefined,
+    table: columnsOf(v),
+    fieldSelectors: Object.keys(fieldSelectors).length > 0 ? fieldSelectors : undefined,
+    custom,
+  })
+}
+
+/** Go's %v of a decoded JSON value. */
+function goText(v: unknown): string {
+  if (v === null) return '<nil>'
+  if (Array.isArray(v)) return `[${v.map(goText).join(' ')}]`
+  if (isObj(v)) return `map[${Object.keys(v).sort().map((k) => `${k}:${goText(v[k])}`).join(' ')}]`
+  return String(v)
+}
+
+/** Go's %T of a decoded JSON value. */
+function goTypeName(v: unknown): string {
+  if (v === null) return '<nil>'
+  if (Array.isArray(v)) return '[]interface {}'
+  if (isObj(v)) return 'map[string]interface {}'
+  if (typeof v === 'number') return 'float64'
+  if (typeof v === 'boolean') return 'bool'
+  return 'string'
+}
+
+/** upstream's ValidateScaleSpec / ValidateScaleStatus: the replicas are non-negative int32s where present. */
+function scaleErrors(o: Obj, scale: Obj): FieldError[] {
+  const errs: FieldError[] = []
+  for (const p of [scale.specReplicasPath, scale.statusReplicasPath]) {
+    if (typeof p !== 'string') continue
+    let cur: any = o
+    for (const s of stripDot(p).split('.')) cur = isObj(cur) ? cur[s] : undefined
+    if (cur === undefined) continue
+    if (typeof cur !== 'number' || !Number.isInteger(cur)) {
+      errs.push(fieldInvalid(p, 0, `.${stripDot(p)} accessor error: ${goText(cur)} is of the type ${goTypeName(cur)}, expected int64`))
+    } else if (cur < 0) errs.push(fieldInvalid(p, cur, 'should be a non-negative integer'))
+    else if (cur > 2147483647) errs.push(fieldInvalid(p, cur, 'should be less than or equal to 2147483647'))
+  }
+  return errs
+}
