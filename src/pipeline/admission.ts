@@ -331,6 +331,13 @@ export function admitCreate(ctx: RequestContext, def: ResolvedDefinition, o: Obj
   const errs = validateObjectMeta(m, { nameRule: def.strategy.nameRule ?? 'subdomain', namespaced: def.scope === 'Namespaced' })
   if (def.strategy.validate) errs.push(...def.strategy.validate(o))
   assertValid(def, o, errs)
+  toStorageVersion(def, o)
+}
+
+/** A custom resource written through another version than its storage version is stored in the storage version. */
+function toStorageVersion(def: ResolvedDefinition, o: Obj): void {
+  const c = def.custom
+  if (c !== undefined && c.storageVersion !== def.version && c.storageVersion !== '') o.apiVersion = `${def.group}/${c.storageVersion}`
 }
 
 export type UpdateTarget = 'main' | 'status' | 'finalize' | 'binding' | 'ephemeralcontainers'
@@ -432,6 +439,7 @@ export function admitUpdate(ctx: RequestContext, def: ResolvedDefinition, o: Obj
     errs.push(...def.ephemeralContainers.validateUpdate(o, old))
   }
   assertValid(def, o, errs)
+  toStorageVersion(def, o)
 }
 
 /**

@@ -104,12 +104,16 @@ export function contentTypeOf(mt: MediaType): string {
   }
 }
 
-/** [our group, the upstream spelling the client used] for answers through an alias path. */
+/**
+ * [what follows `"apiVersion":"` in stored objects, what answers carry there instead]: `<our group>/` and the upstream
+ * spelling the client used (`<theirs>/`) for answers through an alias path; `<group>/<storage version>"` and
+ * `<group>/<asked version>"` for a custom resource asked for in another version than it is stored in.
+ */
 export type Alias = [ours: string, theirs: string]
 
-/** Objects answered through an upstream alias path carry the alias apiVersion. */
+/** Objects answered through an upstream alias path (or another version of a custom resource) carry its apiVersion. */
 export function aliased(json: string, alias?: Alias): string {
-  return alias ? json.split(`"apiVersion":"${alias[0]}/`).join(`"apiVersion":"${alias[1]}/`) : json
+  return alias ? json.split(`"apiVersion":"${alias[0]}`).join(`"apiVersion":"${alias[1]}`) : json
 }
 
 /** Bytes of stored JSON in the negotiated form; JSON stays as it is unless pretty output is asked for. */
@@ -177,7 +181,7 @@ interface ItemSlices { add(from: number, to: number): void; finish(): Buffer }
 /** The protobuf or CBOR encoder of a list, fed items by index; null for the JSON forms (stitched in one go). */
 function itemEncoder(apiVersion: string, kind: string, meta: Record<string, unknown>, items: Array<Buffer | string>, mt: MediaType, alias?: Alias): ItemSlices | null {
   if (!isProtobuf(mt) && mt !== 'cbor') return null
-  const av = alias && apiVersion.startsWith(`${alias[0]}/`) ? `${alias[1]}${apiVersion.slice(alias[0].length)}` : apiVersion
+  const av = alias && apiVersion.startsWith(alias[0]) ? `${alias[1]}${apiVersion.slice(alias[0].length)}` : apiVersion
   const texts = alias ? items.map((it) => aliased(it.toString(), alias)) : items
   let size = 0
   for (const it of texts) size += it.length

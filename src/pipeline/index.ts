@@ -51,9 +51,9 @@ function resolveAlias(ctx: RequestContext): void {
 
 /** Objects answered through an alias path carry the alias apiVersion. */
 function rewriteAlias(ctx: RequestContext, r: Response): Response {
-  if (!ctx.aliasGroup || r.stream || !r.contentType.startsWith('application/json')) return r
-  const from = `"apiVersion":"${ctx.info.group}/`
-  const to = `"apiVersion":"${ctx.aliasGroup}/`
+  if ((!ctx.aliasGroup && !ctx.versionAlias) || r.stream || !r.contentType.startsWith('application/json')) return r
+  const from = ctx.versionAlias ? `"apiVersion":"${ctx.versionAlias[0]}` : `"apiVersion":"${ctx.info.group}/`
+  const to = ctx.versionAlias ? `"apiVersion":"${ctx.versionAlias[1]}` : `"apiVersion":"${ctx.aliasGroup}/`
   const body = r.body.toString()
   return body.includes(from) ? { ...r, body: body.split(from).join(to) } : r
 }
@@ -135,7 +135,11 @@ function route(ctx: RequestContext): Response | Promise<Response> {
   const connectSub = connectSubresource(def, i.subresource)
   if (connectSub !== undefined) return connect(ctx, def, connectSub)
   if (ctx.method === 'HEAD') throw methodNotAllowed()
-  if (def.custom !== undefined) customRequest(ctx, def)
+  if (def.custom !== undefined) {
+    customRequest(ctx, def)
+    // Conversion None: only apiVersion differs between versions; objects are stored in the storage version.
+    if (def.custom.storageVersion !== def.version && def.custom.storageVersion !== '') ctx.versionAlias = [`${def.group}/${def.custom.storageVersion}"`, `${def.apiVersion}"`]
+  }
   // The response form is settled before anything is written: a 406 must change nothing.
   const accept = ctx.headers['accept']
   if (!tableVersionOf(accept) && !metadataFormOf(accept, i.verb === 'list')) negotiate(accept)
@@ -178,6 +182,8 @@ function customRequest(ctx: RequestContext, def: ResolvedDefinition): void {
   }
   const ct = (ctx.headers['content-type'] ?? '').toLowerCase()
   if (ct.includes('protobuf')) throw unsupportedMediaType(bodyTypes().filter((t) => !t.includes('protobuf')))
+  const w = def.custom!.warning
+  if (w !== undefined) ctx.responseHeaders.push(['Warning', `299 - "${w.replace(/[\\"]/g, (c) => `\\${c}`)}"`])
   if (def.custom!.terminating && ctx.info.verb === 'create') {
     const e = methodNotAllowed(ctx.info.verb, { group: def.group, resource: def.resource })
     throw new ApiError(e.code, e.reason, `${ctx.info.verb} not allowed while custom resource definition is terminating`, e.details)

@@ -261,7 +261,7 @@ export function definitionsOf(crd: Obj): ResolvedDefinition[] {
   if (typeof names.plural !== 'string' || names.plural === '' || typeof names.kind !== 'string' || names.kind === '') return []
   const versions: Obj[] = Array.isArray(spec.versions) ? spec.versions.filter(isObj) : []
   const storage = versions.find((v) => v.storage === true)?.name ?? ''
-  const terminating = crd.metadata?.deletionTimestamp !== undefined
+  const terminating = conditionTrue(crd, 'Terminating')
   const out: ResolvedDefinition[] = []
   for (const v of versions) {
     if (v.served !== true || typeof v.name !== 'string') continue
@@ -307,6 +307,7 @@ function versionDefinition(crd: Obj, spec: Obj, names: Obj, v: Obj, storage: str
     return errs
   }
   const custom: CustomInfo = { crdName: String(crd.metadata?.name ?? ''), storageVersion: storage, tree, terminating, schema }
+  if (v.deprecated === true) custom.warning = typeof v.deprecationWarning === 'string' ? v.deprecationWarning : deprecationWarning(v.name, spec)
   return resolveDefinition({
     group: spec.group, version: v.name, kind: names.kind, resource: names.plural,
     singular: typeof names.singular === 'string' && names.singular !== '' ? names.singular : names.kind.toLowerCase(),
@@ -360,6 +361,33 @@ function goTypeName(v: unknown): string {
   if (typeof v === 'number') return 'float64'
   if (typeof v === 'boolean') return 'bool'
   return 'string'
+}
+
+/** upstream's kube-aware version order (v1 > v1beta2 > v1beta1 > v1alpha1 > other names, alphabetically): negative when a < b. */
+export function compareKubeVersions(a: string, b: string): number {
+  const rank = (v: string): [number, number, number] | undefined => {
+    const m = /^v(\d+)(?:(alpha|beta)(\d+))?$/.exec(v)
+    if (!m) return undefined
+    return [m[2] === undefined ? 2 : m[2] === 'beta' ? 1 : 0, Number(m[1]), m[3] === undefined ? 0 : Number(m[3])]
+  }
+  const x = rank(a)
+  const y = rank(b)
+  if (x === undefined && y === undefined) return a < b ? 1 : a > b ? -1 : 0
+  if (x === undefined) return -1
+  if (y === undefined) return 1
+  if (x[0] !== y[0]) return x[0] - y[0]
+  if (x[1] !== y[1]) return x[1] - y[1]
+  return x[2] - y[2]
+}
+
+/** upstream's defaultDeprecationWarning: the newest served version that is not deprecated, when there is a newer one. */
+function deprecationWarning(version: string, spec: Obj): string {
+  const msg = `${spec.group}/${version} ${spec.names?.kind} is deprecated`
+  const newer = (Array.isArray(spec.versions) ? spec.versions : [])
+    .filter((x: Obj) => isObj(x) && x.served === true && x.deprecated !== true && typeof x.name === 'string' && compareKubeVersions(version, x.name) < 0)
+    .map((x: Obj) => x.name as string)
+    .sort((a: string, b: string) => compareKubeVersions(b, a))
+  return newer.length === 0 ? msg : `${msg}; use ${spec.group}/${newer[0]} ${spec.names?.kind}`
 }
 
 /** upstream's ValidateScaleSpec / ValidateScaleStatus: the replicas are non-negative int32s where present. */

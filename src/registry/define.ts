@@ -117,6 +117,8 @@ export interface CustomInfo {
   terminating: boolean
   /** The version's openAPIV3Schema as written. */
   schema: SchemaNode
+  /** The Warning every request of a deprecated version gets. */
+  warning?: string
 }
 
 /** See ResourceDefinition.zeroValues. */

@@ -3,7 +3,7 @@
 // dynamic part read again from the stored CRDs whenever the shared count of CRD writes moves (see attachCustom).
 import { resources, virtualResources } from './resources/index.js'
 import { resolveDefinition, type Obj, type ResolvedDefinition } from './define.js'
-import { definitionsOf } from './custom.js'
+import { conditionTrue, definitionsOf } from './custom.js'
 
 /** Where the dynamic part comes from: a count that moves on every CRD write, and the stored CRDs. */
 export interface CustomSource {
@@ -60,6 +60,8 @@ export class Registry {
   /** Moves each time the set of served types changes (discovery and OpenAPI documents are built again). */
   #generation = 0
   #listeners: Array<() => void> = []
+  /** The definitions of each CRD as last built, by uid, with what they were built from: a CRD write compiles only what changed. */
+  #built = new Map<string, { from: string; defs: ResolvedDefinition[] }>()
 
   constructor(defs = resources, virtualDefs = virtualResources) {
     this.#builtin = defs.map(resolveDefinition)
@@ -107,9 +109,17 @@ export class Registry {
     const custom: ResolvedDefinition[] = []
     const stored: ResolvedDefinition[] = []
     const groupVersions = new Map<string, Set<string>>()
+    const built = new Map<string, { from: string; defs: ResolvedDefinition[] }>()
     for (const crd of crds) {
+      const uid = String(crd.metadata?.uid ?? crd.metadata?.name)
+      const from = JSON.stringify([crd.spec, crd.status?.acceptedNames, conditionTrue(crd, 'Established'), crd.metadata?.deletionTimestamp !== undefined])
       let defs: ResolvedDefinition[]
-      try { defs = definitionsOf(crd) } catch { defs = [] }
+      const prev = this.#built.get(uid)
+      if (prev !== undefined && prev.from === from) defs = prev.defs
+      else {
+        try { defs = definitionsOf(crd) } catch { defs = [] }
+      }
+      built.set(uid, { from, defs })
       for (const d of defs) {
         // A built-in type keeps its names.
         if (this.#byGVR.get(d.group)?.get(d.version)?.has(d.resource)) continue
@@ -126,6 +136,7 @@ export class Registry {
       // The preferred version answers group/resource look-ups when the storage version is not served.
       for (const d of defs) if (!gr.has(`${d.group}/${d.resource}`)) { gr.set(`${d.group}/${d.resource}`, d); stored.push(d) }
     }
+    this.#built = built
     this.#customGVR = gvr
     this.#customGR = gr
     this.#customGVK = gvk

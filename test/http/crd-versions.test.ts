@@ -1,0 +1,193 @@
+// Black-box: more of the custom resource serving — several served versions (conversion None: stored in the storage
+// version, answered in the asked one, deprecation warnings), cluster scope, selectable fields, categories, server-side
+// apply, kubectl explain, namespace deletion and garbage collection of what a custom resource owns.
+import t from 'tap'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { startServer, type TestServer } from '../helpers/server.js'
+import { runKubectl } from '../helpers/kubectl.js'
+
+let s: TestServer
+const home = mkdtempSync(join(tmpdir(), 'orch-crdv-home-'))
+const kubectl = (args: string[], stdin?: string) => runKubectl(s.kubeconfig, home, args, { stdin })
+
+const CRDS = '/apis/apiextensions.orch.io/v1/customresourcedefinitions'
+const V1 = '/apis/multi.example.com/v1/namespaces/default/widgets'
+const V1B1 = '/apis/multi.example.com/v1beta1/namespaces/default/widgets'
+const MERGE = { 'content-type': 'application/merge-patch+json' }
+
+async function waitFor<T>(what: string, fn: () => Promise<T | undefined>, ms = 10_000): Promise<T> {
+  const end = Date.now() + ms
+  for (;;) {
+    const v = await fn()
+    if (v !== undefined) return v
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`)
+    await new Promise((r) => setTimeout(r, 100))
+  }
+}
+
+const schema = {
+  openAPIV3Schema: {
+    type: 'object',
+    properties: {
+      spec: { type: 'object', properties: { color: { type: 'string' }, size: { type: 'integer' }, items: { type: 'array', items: { type: 'object', properties: { name: { type: 'string' }, value: { type: 'string' } } }, 'x-orch-list-type': 'map', 'x-orch-list-map-keys': ['name'] } } },
+    },
+  },
+}
+
+function widgetCrd(): Record<string, unknown> {
+  return {
+    apiVersion: 'apiextensions.orch.io/v1', kind: 'CustomResourceDefinition', metadata: { name: 'widgets.multi.example.com' },
+    spec: {
+      group: 'multi.example.com', scope: 'Namespaced',
+      names: { plural: 'widgets', singular: 'widget', kind: 'Widget', categories: ['all'] },
+      versions: [
+        { name: 'v1beta1', served: true, storage: false, deprecated: true, schema },
+        { name: 'v1', served: true, storage: true, schema, selectableFields: [{ jsonPath: '.spec.color' }] },
+      ],
+    },
+  }
+}
+
+async function establish(crd: Record<string, unknown>, path: string): Promise<void> {
+  const r = await s.request('POST', CRDS, crd)
+  if (r.status !== 201) throw new Error(r.text)
+  await waitFor(`${path} served`, async () => ((await s.request('GET', path)).status === 200 ? true : undefined))
+}
+
+t.before(async () => {
+  s = await startServer({ secure: true })
+  await establish(widgetCrd(), V1)
+})
+t.teardown(async () => { await s?.stop(); rmSync(home, { recursive: true, force: true }) })
+
+const widget = (name: string, apiVersion: string, spec: Record<string, unknown> = {}) => ({ apiVersion, kind: 'Widget', metadata: { name }, spec: { color: 'red', ...spec } })
+const warnings = (h: unknown) => ([] as string[]).concat((h as string | string[] | undefined) ?? [])
+
+t.test('two served versions: stored in the storage version, answered in the asked one', async (t) => {
+  let r = await s.request('POST', V1B1, widget('w1', 'multi.example.com/v1beta1'))
+  t.equal(r.status, 201, r.text)
+  t.equal(r.json.apiVersion, 'multi.example.com/v1beta1')
+  t.same(warnings(r.headers['warning']), ['299 - "multi.example.com/v1beta1 Widget is deprecated; use multi.example.com/v1 Widget"'])
+  r = await s.request('GET', `${V1}/w1`)
+  t.equal(r.json.apiVersion, 'multi.example.com/v1')
+  t.same(warnings(r.headers['warning']), [])
+  r = await s.request('GET', `${V1B1}/w1`)
+  t.equal(r.json.apiVersion, 'multi.example.com/v1beta1')
+  // Stored in v1: the managed fields say which version each writer used.
+  t.equal(r.json.metadata.managedFields?.[0]?.apiVersion, 'multi.example.com/v1beta1')
+  r = await s.request('GET', V1B1)
+  t.equal(r.json.apiVersion, 'multi.example.com/v1beta1')
+  t.equal(r.json.kind, 'WidgetList')
+  t.same(r.json.items.map((i: any) => i.apiVersion), ['multi.example.com/v1beta1'])
+  r = await s.request('GET', V1)
+  t.same(r.json.items.map((i: any) => i.apiVersion), ['multi.example.com/v1'])
+  // A body of the other version is refused as for any type.
+  r = await s.request('POST', V1B1, widget('w2', 'multi.example.com/v1'))
+  t.equal(r.status, 400, r.text)
+  t.equal(r.json.message, 'the API version in the data (multi.example.com/v1) does not match the expected API version (multi.example.com/v1beta1)')
+  // Updates through either version.
+  r = await s.request('PATCH', `${V1B1}/w1`, { spec: { size: 3 } }, MERGE)
+  t.equal(r.status, 200, r.text)
+  t.equal(r.json.apiVersion, 'multi.example.com/v1beta1')
+  t.equal(r.json.spec.size, 3)
+  const got = await s.request('GET', `${V1}/w1`)
+  r = await s.request('PUT', `${V1}/w1`, { ...got.json, spec: { color: 'blue', size: 4 } })
+  t.equal(r.status, 200, r.text)
+  t.equal(r.json.apiVersion, 'multi.example.com/v1')
+  r = await s.request('GET', `${V1B1}/w1`)
+  t.same(r.json.spec, { color: 'blue', size: 4 })
+})
+
+t.test('a watch in the deprecated version sees its apiVersion', async (t) => {
+  const list = await s.request('GET', V1B1)
+  const ctrl = new AbortController()
+  const res = await fetch(`${s.url}${V1B1}?watch=1&resourceVersion=${list.json.metadata.resourceVersion}`, { headers: { authorization: `Bearer ${s.adminToken}` }, signal: ctrl.signal })
+  const reader = res.body!.getReader()
+  await s.request('POST', V1, widget('w-watched', 'multi.example.com/v1'))
+  let text = ''
+  const dec = new TextDecoder()
+  while (!text.includes('\n')) {
+    const { value, done } = await reader.read()
+    if (done) break
+    text += dec.decode(value)
+  }
+  ctrl.abort()
+  const ev = JSON.parse(text.split('\n')[0])
+  t.equal(ev.type, 'ADDED')
+  t.equal(ev.object.apiVersion, 'multi.example.com/v1beta1')
+  t.equal(ev.object.metadata.name, 'w-watched')
+})
+
+t.test('selectable fields select', async (t) => {
+  let r = await s.request('GET', `${V1}?fieldSelector=spec.color%3Dred`)
+  t.equal(r.status, 200, r.text)
+  t.same(r.json.items.map((i: any) => i.metadata.name), ['w-watched'])
+  r = await s.request('GET', `${V1}?fieldSelector=spec.size%3D1`)
+  t.equal(r.status, 400, r.text)
+})
+
+t.test('categories: kubectl get all lists the custom resources; kubectl explain describes them', async (t) => {
+  const g = await kubectl(['get', 'all'])
+  t.equal(g.code, 0, g.stderr)
+  t.match(g.stdout, /widget\.multi\.example\.com\/w1/)
+  const e = await kubectl(['explain', 'widgets.spec'])
+  t.equal(e.code, 0, e.stderr)
+  t.match(e.stdout, /GROUP:\s+multi\.example\.com/)
+  t.match(e.stdout, /color\s+<string>/)
+  t.match(e.stdout, /size\s+<integer>/)
+})
+
+t.test('server-side apply with the schema\'s list-map markers', async (t) => {
+  const cfg = (items: unknown[]) => JSON.stringify({ apiVersion: 'multi.example.com/v1', kind: 'Widget', metadata: { name: 'applied', namespace: 'default' }, spec: { color: 'green', items } })
+  let k = await kubectl(['apply', '--server-side', '--field-manager', 'one', '-f', '-'], cfg([{ name: 'a', value: '1' }]))
+  t.equal(k.code, 0, k.stderr)
+  t.match(k.stdout, /widget.multi.example.com\/applied serverside-applied/)
+  // A second manager adds an item of its own to the list-map: both stay.
+  k = await kubectl(['apply', '--server-side', '--field-manager', 'two', '-f', '-'], JSON.stringify({ apiVersion: 'multi.example.com/v1', kind: 'Widget', metadata: { name: 'applied', namespace: 'default' }, spec: { items: [{ name: 'b', value: '2' }] } }))
+  t.equal(k.code, 0, k.stderr)
+  let r = await s.request('GET', `${V1}/applied`)
+  t.same(r.json.spec.items, [{ name: 'a', value: '1' }, { name: 'b', value: '2' }])
+  // A conflicting value is refused unless forced.
+  k = await kubectl(['apply', '--server-side', '--field-manager', 'two', '-f', '-'], JSON.stringify({ apiVersion: 'multi.example.com/v1', kind: 'Widget', metadata: { name: 'applied', namespace: 'default' }, spec: { color: 'black' } }))
+  t.not(k.code, 0)
+  t.match(k.stderr, /conflict with "one": \.spec\.color/)
+  r = await s.request('PATCH', `${V1}/applied?fieldManager=one`, { apiVersion: 'multi.example.com/v1', kind: 'Widget', metadata: { name: 'applied' }, spec: { color: 'green', items: [{ name: 'a', value: '1' }] } }, { 'content-type': 'application/apply-patch+yaml' })
+  t.equal(r.status, 200, r.text)
+})
+
+t.test('a cluster-scoped custom resource', async (t) => {
+  const crd = {
+    apiVersion: 'apiextensions.orch.io/v1', kind: 'CustomResourceDefinition', metadata: { name: 'gadgets.multi.example.com' },
+    spec: { group: 'multi.example.com', scope: 'Cluster', names: { plural: 'gadgets', kind: 'Gadget' }, versions: [{ name: 'v1', served: true, storage: true, schema: { openAPIV3Schema: { type: 'object', 'x-orch-preserve-unknown-fields': true } } }] },
+  }
+  await establish(crd, '/apis/multi.example.com/v1/gadgets')
+  let r = await s.request('POST', '/apis/multi.example.com/v1/gadgets', { apiVersion: 'multi.example.com/v1', kind: 'Gadget', metadata: { name: 'g1' }, anything: { goes: [1, 2] } })
+  t.equal(r.status, 201, r.text)
+  t.same(r.json.anything, { goes: [1, 2] })
+  t.equal(r.json.metadata.namespace, undefined)
+  r = await s.request('GET', '/apis/multi.example.com/v1/namespaces/default/gadgets/g1')
+  t.equal(r.status, 404)
+  const rl = await s.request('GET', '/apis/multi.example.com/v1')
+  t.match(rl.json.resources.find((x: any) => x.name === 'gadgets'), { namespaced: false, kind: 'Gadget', singularName: 'gadget' })
+  const k = await kubectl(['get', 'gadgets'])
+  t.equal(k.code, 0, k.stderr)
+  t.match(k.stdout, /^NAME\s+AGE\ng1\s+\d+s\n$/)
+})
+
+t.test('deleting a namespace deletes its custom resources; what a custom resource owns is collected', async (t) => {
+  t.equal((await s.request('POST', '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'doomed' } })).status, 201)
+  const owner = await s.request('POST', '/apis/multi.example.com/v1/namespaces/doomed/widgets', widget('owner', 'multi.example.com/v1'))
+  t.equal(owner.status, 201, owner.text)
+  const cm = await s.request('POST', '/api/v1/namespaces/default/configmaps', {
+    apiVersion: 'v1', kind: 'ConfigMap',
+    metadata: { name: 'owned', ownerReferences: [{ apiVersion: 'multi.example.com/v1', kind: 'Widget', name: 'w1', uid: (await s.request('GET', `${V1}/w1`)).json.metadata.uid }] },
+  })
+  t.equal(cm.status, 201, cm.text)
+  t.equal((await s.request('DELETE', `${V1}/w1`)).status, 200)
+  await waitFor('owned ConfigMap collected', async () => ((await s.request('GET', '/api/v1/namespaces/default/configmaps/owned')).status === 404 ? true : undefined), 20_000)
+  t.equal((await s.request('DELETE', '/api/v1/namespaces/doomed')).status, 200)
+  await waitFor('namespace gone', async () => ((await s.request('GET', '/api/v1/namespaces/doomed')).status === 404 ? true : undefined), 20_000)
+  t.equal((await s.request('GET', '/apis/multi.example.com/v1/namespaces/doomed/widgets/owner')).status, 404)
+})
