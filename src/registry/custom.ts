@@ -9,6 +9,7 @@ import { typeFromSchema } from '../machinery/patch/schema-walk.js'
 import { fieldInvalid, type FieldError } from '../machinery/errors.js'
 import { evalJsonPath, parseJsonPath } from './jsonpath.js'
 import { NAME_DESCRIPTION, parseTime, since } from './resources/_printers.js'
+import { blockingNote, hasRules, validateRules } from './custom-cel.js'
 
 export const CRD_GROUP = 'apiextensions.orch.io'
 export const CRD_RESOURCE = 'customresourcedefinitions'
@@ -295,7 +296,8 @@ function versionDefinition(crd: Obj, spec: Obj, names: Obj, v: Obj, storage: str
       return r === undefined || r === null || typeof r === 'object' ? '' : String(r)
     }
   }
-  const validate = (o: Obj): FieldError[] => {
+  const rules = hasRules(schema)
+  const validate = (o: Obj, old?: Obj): FieldError[] => {
     const errs: FieldError[] = []
     if (validator && !validator(o)) {
       for (const e of validator.errors ?? []) {
@@ -304,6 +306,11 @@ function versionDefinition(crd: Obj, spec: Obj, names: Obj, v: Obj, storage: str
       }
     }
     if (scaleSpec) errs.push(...scaleErrors(o, scaleSpec))
+    if (rules) {
+      const note = blockingNote(errs)
+      if (note) errs.push(note)
+      else validateRules(schema, o, old, '', errs)
+    }
     return errs
   }
   const custom: CustomInfo = { crdName: String(crd.metadata?.name ?? ''), storageVersion: storage, tree, terminating, schema }
@@ -323,7 +330,7 @@ function versionDefinition(crd: Obj, spec: Obj, names: Obj, v: Obj, storage: str
       prepareForCreate: hasStatus ? (o) => { delete o.status } : undefined,
       prepareForUpdate: hasStatus ? (o, old) => { if (old.status === undefined) delete o.status; else o.status = old.status } : undefined,
       validate,
-      validateUpdate: (o) => validate(o),
+      validateUpdate: (o, old) => validate(o, old),
       allowUnconditionalUpdate: false,
       nameRule: 'subdomain',
       hasGeneration: true,
@@ -337,7 +344,7 @@ function versionDefinition(crd: Obj, spec: Obj, names: Obj, v: Obj, storage: str
         else o.status = status
         applyDefaults(o, schema)
       },
-      validateUpdate: (o: Obj) => validate(o),
+      validateUpdate: (o: Obj, old: Obj) => validate(o, old),
     } : undefined,
     table: columnsOf(v),
     fieldSelectors: Object.keys(fieldSelectors).length > 0 ? fieldSelectors : undefined,

@@ -191,3 +191,57 @@ t.test('deleting a namespace deletes its custom resources; what a custom resourc
   await waitFor('namespace gone', async () => ((await s.request('GET', '/api/v1/namespaces/doomed')).status === 404 ? true : undefined), 20_000)
   t.equal((await s.request('GET', '/apis/multi.example.com/v1/namespaces/doomed/widgets/owner')).status, 404)
 })
+
+t.test('x-orch-validations: CEL rules on self and oldSelf, messages, reasons, field paths', async (t) => {
+  const crd = {
+    apiVersion: 'apiextensions.orch.io/v1', kind: 'CustomResourceDefinition', metadata: { name: 'limits.multi.example.com' },
+    spec: {
+      group: 'multi.example.com', scope: 'Namespaced', names: { plural: 'limits', kind: 'Limit' },
+      versions: [{
+        name: 'v1', served: true, storage: true,
+        schema: {
+          openAPIV3Schema: {
+            type: 'object',
+            properties: {
+              spec: {
+                type: 'object',
+                'x-orch-validations': [
+                  { rule: 'self.minReplicas <= self.maxReplicas', message: 'minReplicas must not exceed maxReplicas' },
+                  { rule: 'self.maxReplicas < 100', messageExpression: "'replicas ' + string(self.maxReplicas) + ' too many'" },
+                  { rule: 'self.maxReplicas != 13', message: 'unlucky', reason: 'FieldValueForbidden', fieldPath: '.maxReplicas' },
+                  { rule: 'self.minReplicas >= 0' },
+                ],
+                properties: {
+                  minReplicas: { type: 'integer' },
+                  maxReplicas: { type: 'integer' },
+                  name: { type: 'string', 'x-orch-validations': [{ rule: 'self == oldSelf', message: 'name is immutable' }] },
+                },
+              },
+            },
+          },
+        },
+      }],
+    },
+  }
+  const L = '/apis/multi.example.com/v1/namespaces/default/limits'
+  await establish(crd, L)
+  const limit = (name: string, spec: Record<string, unknown>) => ({ apiVersion: 'multi.example.com/v1', kind: 'Limit', metadata: { name }, spec })
+  const bad = async (body: unknown, message: string, method = 'POST', path = L) => {
+    const r = await s.request(method, path, body)
+    t.equal(r.status, 422, r.text)
+    t.equal(r.json?.message, message)
+  }
+  await bad(limit('l1', { minReplicas: 5, maxReplicas: 2 }), 'Limit.multi.example.com "l1" is invalid: spec: Invalid value: "object": minReplicas must not exceed maxReplicas')
+  await bad(limit('l1', { minReplicas: 5, maxReplicas: 150 }), 'Limit.multi.example.com "l1" is invalid: spec: Invalid value: "object": replicas 150 too many')
+  await bad(limit('l1', { minReplicas: 5, maxReplicas: 13 }), 'Limit.multi.example.com "l1" is invalid: spec.maxReplicas: Forbidden: unlucky')
+  await bad(limit('l1', { minReplicas: -1, maxReplicas: 2 }), 'Limit.multi.example.com "l1" is invalid: spec: Invalid value: "object": failed rule: self.minReplicas >= 0')
+  await bad(limit('l1', { minReplicas: 1, maxReplicas: 'x' }),
+    'Limit.multi.example.com "l1" is invalid: [spec.maxReplicas: Invalid value: "string": spec.maxReplicas in body must be of type integer: "string", : Invalid value: "null": some validation rules were not checked because the object was invalid; correct the existing errors to complete validation]')
+  const ok = await s.request('POST', L, limit('l1', { minReplicas: 1, maxReplicas: 2, name: 'first' }))
+  t.equal(ok.status, 201, ok.text)
+  const r = await s.request('PATCH', `${L}/l1`, { spec: { name: 'second' } }, MERGE)
+  t.equal(r.status, 422, r.text)
+  t.equal(r.json.message, 'Limit.multi.example.com "l1" is invalid: spec.name: Invalid value: "string": name is immutable')
+  const same = await s.request('PATCH', `${L}/l1`, { spec: { maxReplicas: 3 } }, MERGE)
+  t.equal(same.status, 200, same.text)
+})
