@@ -328,3 +328,22 @@ t.test('a server with two front-ends serves the custom resources from both', asy
   }
   t.equal(ok, 20)
 })
+
+t.test('CRD validation: group, scope, names, versions and schemas', async (t) => {
+  const base = cronTabCrd('things', 'valid.example.com', 'Thing') as any
+  const withSpec = (spec: Record<string, unknown>) => ({ ...base, spec: { ...base.spec, ...spec } })
+  const bad = async (body: unknown, message: string) => {
+    const r = await s.request('POST', CRDS, body)
+    t.equal(r.status, 422, r.text)
+    t.equal(r.json?.reason, 'Invalid')
+    t.equal(r.json?.message, message)
+  }
+  await bad(withSpec({ scope: 'Galaxy' }), 'CustomResourceDefinition.apiextensions.orch.io "things.valid.example.com" is invalid: spec.scope: Unsupported value: "Galaxy": supported values: "Cluster", "Namespaced"')
+  await bad({ ...withSpec({ group: 'nodots' }), metadata: { name: 'things.nodots' } }, 'CustomResourceDefinition.apiextensions.orch.io "things.nodots" is invalid: spec.group: Invalid value: "nodots": should be a domain with at least one dot')
+  await bad(withSpec({ names: { plural: 'things', singular: 'thing', kind: 'Thing', listKind: 'Thing' } }), 'CustomResourceDefinition.apiextensions.orch.io "things.valid.example.com" is invalid: spec.names.listKind: Invalid value: "Thing": kind and listKind may not be the same')
+  await bad(withSpec({ versions: [{ name: 'v1', served: true, storage: true }] }), 'CustomResourceDefinition.apiextensions.orch.io "things.valid.example.com" is invalid: spec.versions[0].schema.openAPIV3Schema: Required value: schemas are required')
+  const r = await s.request('POST', CRDS, withSpec({ versions: [{ name: 'v1', served: true, storage: false, schema: { openAPIV3Schema: { type: 'object' } } }] }))
+  t.equal(r.status, 422, r.text)
+  t.match(r.json?.message, /^CustomResourceDefinition\.apiextensions\.orch\.io "things\.valid\.example\.com" is invalid: spec\.versions: Invalid value: .*: must have exactly one version marked as storage version$/)
+  t.equal((await s.request('GET', `${CRDS}/things.valid.example.com`)).status, 404)
+})
