@@ -259,16 +259,16 @@ export function toStoredJson(o: Obj): string {
   return JSON.stringify(canonical(o))
 }
 
-function specOf(o: Obj): Obj {
+function specOf(o: Obj, withStatus = false): Obj {
   const rest: Obj = {}
-  for (const k of Object.keys(o)) if (k !== 'metadata' && k !== 'status' && k !== 'kind' && k !== 'apiVersion') rest[k] = o[k]
+  for (const k of Object.keys(o)) if (k !== 'metadata' && (withStatus || k !== 'status') && k !== 'kind' && k !== 'apiVersion') rest[k] = o[k]
   return rest
 }
 
 /** Whether the spec (everything but metadata, status and type meta) prints differently, as generation counts it. */
-function specChanged(o: Obj, old: Obj): boolean {
-  const a = specOf(o)
-  const b = specOf(old)
+function specChanged(o: Obj, old: Obj, withStatus = false): boolean {
+  const a = specOf(o, withStatus)
+  const b = specOf(old, withStatus)
   const same = sameJsonText(a, b)
   return same === undefined ? JSON.stringify(a) !== JSON.stringify(b) : !same
 }
@@ -425,7 +425,9 @@ export function admitUpdate(ctx: RequestContext, def: ResolvedDefinition, o: Obj
   }
   if (def.strategy.hasGeneration) {
     const g = typeof om.generation === 'number' ? om.generation : 1
-    o.metadata.generation = specChanged(o, old) ? g + 1 : g
+    // A custom resource without a status sub-resource counts its status in (upstream's customResourceStrategy).
+    const withStatus = def.custom !== undefined && !(def.subresources?.includes('status') ?? false)
+    o.metadata.generation = specChanged(o, old, withStatus) ? g + 1 : g
   } else {
     delete o.metadata.generation
   }

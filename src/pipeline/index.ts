@@ -1,5 +1,5 @@
 // The stages in the order they run, and handle(): one request through all of them to a Response.
-import { ApiError, methodNotAllowed, notAcceptable, pageNotFound, resourceNotFound, unsupportedMediaType } from '../machinery/errors.js'
+import { ApiError, methodNotAllowed, notAcceptable, notFound, pageNotFound, resourceNotFound, unsupportedMediaType } from '../machinery/errors.js'
 import type { Registry } from '../registry/index.js'
 import type { ResolvedDefinition } from '../registry/define.js'
 import { authenticate } from './authenticate.js'
@@ -195,7 +195,11 @@ function routeSubresource(ctx: RequestContext, def: ResolvedDefinition): Respons
   const sub = i.subresource as 'status' | 'scale'
   const isNamespaceFinalize = def.group === '' && def.resource === 'namespaces' && i.subresource === 'finalize'
   const isEphemeral = def.ephemeralContainers !== undefined && i.subresource === 'ephemeralcontainers'
-  if (!def.subresources?.includes(sub) && !isNamespaceFinalize && !isEphemeral) throw resourceNotFound()
+  if (!def.subresources?.includes(sub) && !isNamespaceFinalize && !isEphemeral) {
+    // upstream's CRD handler: a sub-resource the version does not have is the object's NotFound.
+    if (def.custom !== undefined) throw notFound({ group: def.group, resource: def.resource }, i.name)
+    throw resourceNotFound()
+  }
   if (i.name === '') throw resourceNotFound()
   switch (`${sub} ${i.verb}`) {
     case 'status get': return get(ctx, def)

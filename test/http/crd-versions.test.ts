@@ -174,6 +174,14 @@ t.test('a cluster-scoped custom resource', async (t) => {
   const k = await kubectl(['get', 'gadgets'])
   t.equal(k.code, 0, k.stderr)
   t.match(k.stdout, /^NAME\s+AGE\ng1\s+\d+s\n$/)
+  // No status sub-resource: /status is the object's NotFound, and a status change through the object bumps generation.
+  r = await s.request('GET', '/apis/multi.example.com/v1/gadgets/g1/status')
+  t.equal(r.status, 404, r.text)
+  t.equal(r.json.message, 'gadgets.multi.example.com "g1" not found')
+  r = await s.request('PATCH', '/apis/multi.example.com/v1/gadgets/g1', { status: { phase: 'Up' } }, MERGE)
+  t.equal(r.status, 200, r.text)
+  t.equal(r.json.status.phase, 'Up')
+  t.equal(r.json.metadata.generation, 2)
 })
 
 t.test('deleting a namespace deletes its custom resources; what a custom resource owns is collected', async (t) => {
