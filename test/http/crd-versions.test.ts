@@ -5,6 +5,7 @@ import t from 'tap'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { createHash } from 'node:crypto'
 import { startServer, type TestServer } from '../helpers/server.js'
 import { runKubectl } from '../helpers/kubectl.js'
 
@@ -98,6 +99,17 @@ t.test('two served versions: stored in the storage version, answered in the aske
   t.equal(r.json.apiVersion, 'multi.example.com/v1')
   r = await s.request('GET', `${V1B1}/w1`)
   t.same(r.json.spec, { color: 'blue', size: 4 })
+})
+
+t.test('discovery of both versions: v1 preferred, the storage version\'s hash in each', async (t) => {
+  const g = await s.request('GET', '/apis/multi.example.com')
+  t.same(g.json.versions.map((v: any) => v.version), ['v1', 'v1beta1'])
+  t.equal(g.json.preferredVersion.version, 'v1')
+  const hash = createHash('sha256').update('multi.example.com/v1/Widget').digest().subarray(0, 8).toString('base64')
+  for (const v of ['v1', 'v1beta1']) {
+    const r = await s.request('GET', `/apis/multi.example.com/${v}`)
+    t.equal(r.json.resources.find((x: any) => x.name === 'widgets')?.storageVersionHash, hash, v)
+  }
 })
 
 t.test('a watch in the deprecated version sees its apiVersion', async (t) => {

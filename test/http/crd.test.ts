@@ -106,7 +106,7 @@ t.test('kubectl apply of a CRD: names accepted, Established, the type discovered
   t.equal(rl.status, 200, rl.text)
   const main = rl.json.resources.find((r: any) => r.name === 'crontabs')
   t.match(main, { name: 'crontabs', singularName: 'crontab', namespaced: true, kind: 'CronTab', shortNames: ['ct'], categories: ['all'] })
-  t.same(main.verbs, ['create', 'delete', 'deletecollection', 'get', 'list', 'patch', 'update', 'watch'])
+  t.same(main.verbs, ['delete', 'deletecollection', 'get', 'list', 'patch', 'create', 'update', 'watch'])
   t.ok(rl.json.resources.some((r: any) => r.name === 'crontabs/status'))
   t.match(rl.json.resources.find((r: any) => r.name === 'crontabs/scale'), { group: 'autoscaling', version: 'v1', kind: 'Scale' })
   const apis = await s.request('GET', '/apis')
