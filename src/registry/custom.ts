@@ -132,8 +132,11 @@ function toFieldError(obj: unknown, e: ErrorObject): FieldError | undefined {
 
 const ajv = new Ajv({ allErrors: true, strict: false, validateFormats: false })
 
-function compile(schema: SchemaNode): ValidateFunction | undefined {
+function compile(schema: SchemaNode, root = true): ValidateFunction | undefined {
   const s = toAjv(schema) as Obj
+  if (!root) {
+    try { return ajv.compile(s) } catch { return undefined }
+  }
   // metadata is ObjectMeta whatever the schema says (upstream checks it as for every type); apiVersion and kind too.
   if (isObj(s.properties)) {
     s.properties = { ...s.properties }
@@ -297,6 +300,25 @@ function versionDefinition(crd: Obj, spec: Obj, names: Obj, v: Obj, storage: str
     }
   }
   const rules = hasRules(schema)
+  // The status sub-resource checks status against its own schema, paths under `status` (upstream's statusSchemaValidator).
+  const statusSchema = hasStatus && isObj(schema.properties) && isObj(schema.properties.status) ? schema.properties.status : undefined
+  const statusValidator = statusSchema ? compile(statusSchema, false) : undefined
+  const validateStatus = (o: Obj, old: Obj): FieldError[] => {
+    const errs: FieldError[] = []
+    if (statusValidator && o.status !== undefined && !statusValidator(o.status)) {
+      for (const e of statusValidator.errors ?? []) {
+        const fe = toFieldError(o.status, e)
+        if (fe) { fe.field = fe.field === '' ? 'status' : fe.field.startsWith('[') ? `status${fe.field}` : `status.${fe.field}`; errs.push(fe) }
+      }
+    }
+    if (scaleSpec) errs.push(...scaleErrors(o, scaleSpec, true))
+    if (rules) {
+      const note = blockingNote(errs)
+      if (note) errs.push(note)
+      else validateRules(schema, o, old, '', errs)
+    }
+    return errs
+  }
   const validate = (o: Obj, old?: Obj): FieldError[] => {
     const errs: FieldError[] = []
     if (validator && !validator(o)) {
@@ -344,7 +366,7 @@ function versionDefinition(crd: Obj, spec: Obj, names: Obj, v: Obj, storage: str
         else o.status = status
         applyDefaults(o, schema)
       },
-      validateUpdate: (o: Obj, old: Obj) => validate(o, old),
+      validateUpdate: validateStatus,
     } : undefined,
     table: columnsOf(v),
     fieldSelectors: Object.keys(fieldSelectors).length > 0 ? fieldSelectors : undefined,
@@ -398,9 +420,9 @@ function deprecationWarning(version: string, spec: Obj): string {
 }
 
 /** upstream's ValidateScaleSpec / ValidateScaleStatus: the replicas are non-negative int32s where present. */
-function scaleErrors(o: Obj, scale: Obj): FieldError[] {
+function scaleErrors(o: Obj, scale: Obj, statusOnly = false): FieldError[] {
   const errs: FieldError[] = []
-  for (const p of [scale.specReplicasPath, scale.statusReplicasPath]) {
+  for (const p of statusOnly ? [scale.statusReplicasPath] : [scale.specReplicasPath, scale.statusReplicasPath]) {
     if (typeof p !== 'string') continue
     let cur: any = o
     for (const s of stripDot(p).split('.')) cur = isObj(cur) ? cur[s] : undefined
