@@ -188,7 +188,7 @@ function columnsOf(version: Obj): TableColumn[] {
       name: String(c.name ?? ''), type, format: typeof c.format === 'string' ? c.format : '',
       description: typeof c.description === 'string' && c.description !== '' ? c.description : `Custom resource definition column (in JSONPath format): ${path}`,
       priority: typeof c.priority === 'number' ? c.priority : 0,
-      keepDate: true,
+      printerColumn: true,
       cell: (o, now) => cellOf(type, compiled ? evalJsonPath(compiled, o) : [], now),
     })
   }

@@ -16,8 +16,11 @@ export interface TableColumn {
   description?: string
   /** 0 = always shown, 1 = only with -o wide */
   priority?: number
-  /** A `date` column announced as type `date` (custom resources' printer columns), not as a string of format date. */
-  keepDate?: boolean
+  /**
+   * A custom resource's printer column: a `date` column is announced as type `date` (not a string of format date), and
+   * a cell the path finds nothing for is null (kubectl prints `<none>`), as upstream's table convertor makes them.
+   */
+  printerColumn?: boolean
   /** The cell value; `now` is the time of the request (hooks read the clock only through arguments). */
   cell: (o: Obj, now: number) => unknown
 }

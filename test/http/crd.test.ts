@@ -56,6 +56,7 @@ export function cronTabCrd(name = 'crontabs', group = 'stable.example.com', kind
           { name: 'Spec', type: 'string', jsonPath: '.spec.cronSpec' },
           { name: 'Replicas', type: 'integer', jsonPath: '.spec.replicas' },
           { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp' },
+          { name: 'Phase', type: 'string', jsonPath: '.status.phase', priority: 1 },
         ],
       }],
     },
@@ -125,6 +126,16 @@ t.test('kubectl: apply, get with printer columns and the short name, patch, dele
   t.equal(g.code, 0, g.stderr)
   t.match(g.stdout, /^NAME\s+SPEC\s+REPLICAS\s+AGE\n/)
   t.match(g.stdout, /my-new-cron-object\s+\* \* \* \* \*\/5\s+1\s+\d+s/)
+  // -o wide adds the priority-1 column; nothing at its path is a null cell (kubectl prints it empty).
+  g = await kubectl(['get', 'crontabs', '-o', 'wide'])
+  t.equal(g.code, 0, g.stderr)
+  t.match(g.stdout, /^NAME\s+SPEC\s+REPLICAS\s+AGE\s+PHASE\n/)
+  t.match(g.stdout, /my-new-cron-object\s+\* \* \* \* \*\/5\s+1\s+\d+s\s*\n/)
+  const tbl = await s.request('GET', CT, undefined, { accept: 'application/json;as=Table;g=meta.k8s.io;v=v1' })
+  t.same(tbl.json.columnDefinitions.map((c: any) => [c.name, c.type, c.format, c.priority]), [['Name', 'string', 'name', 0], ['Spec', 'string', '', 0], ['Replicas', 'integer', '', 0], ['Age', 'date', '', 0], ['Phase', 'string', '', 1]])
+  t.equal(tbl.json.columnDefinitions[1].description, 'Custom resource definition column (in JSONPath format): .spec.cronSpec')
+  t.same(tbl.json.rows[0].cells.slice(0, 3), ['my-new-cron-object', '* * * * */5', 1])
+  t.equal(tbl.json.rows[0].cells[4], null)
   g = await kubectl(['get', 'ct', 'my-new-cron-object', '-o', 'jsonpath={.spec.replicas}'])
   t.equal(g.code, 0, g.stderr)
   t.equal(g.stdout, '1', 'the default was filled')
