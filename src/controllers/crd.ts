@@ -137,7 +137,9 @@ export class CrdController extends QueueController {
     return 'ok'
   }
 
-  async #sync(name: string): Promise<boolean> {
+  /** `turn`: how many status writes this sync already made (a status that does not settle is retried later, not looped on). */
+  async #sync(name: string, turn = 0): Promise<boolean> {
+    if (turn > 3) return false
     const crd = this.#read(name)
     if (!crd) return true
     if (crd.metadata?.deletionTimestamp) return this.#finalize(crd)
@@ -154,7 +156,7 @@ export class CrdController extends QueueController {
       const w = await this.#writeStatus(crd)
       if (w !== 'ok') return w === 'gone'
       // The establishing controller's turn, on what was just written.
-      return this.#sync(name)
+      return this.#sync(name, turn + 1)
     }
     if (conditionTrue(crd, 'NamesAccepted') && !conditionTrue(crd, 'Established')) {
       setCondition(crd.status, { type: 'Established', status: 'True', reason: 'InitialNamesAccepted', message: 'the initial names have been accepted' }, now)

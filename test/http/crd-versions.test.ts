@@ -11,6 +11,8 @@ import { runKubectl } from '../helpers/kubectl.js'
 
 let s: TestServer
 const home = mkdtempSync(join(tmpdir(), 'orch-crdv-home-'))
+// A data dir of our own: the last test restarts the server on it.
+const dataDir = mkdtempSync(join(tmpdir(), 'orch-crdv-data-'))
 const kubectl = (args: string[], stdin?: string) => runKubectl(s.kubeconfig, home, args, { stdin })
 
 const CRDS = '/apis/apiextensions.orch.io/v1/customresourcedefinitions'
@@ -58,10 +60,10 @@ async function establish(crd: Record<string, unknown>, path: string): Promise<vo
 }
 
 t.before(async () => {
-  s = await startServer({ secure: true })
+  s = await startServer({ secure: true, dataDir })
   await establish(widgetCrd(), V1)
 })
-t.teardown(async () => { await s?.stop(); rmSync(home, { recursive: true, force: true }) })
+t.teardown(async () => { await s?.stop(); rmSync(home, { recursive: true, force: true }); rmSync(dataDir, { recursive: true, force: true }) })
 
 const widget = (name: string, apiVersion: string, spec: Record<string, unknown> = {}) => ({ apiVersion, kind: 'Widget', metadata: { name }, spec: { color: 'red', ...spec } })
 const warnings = (h: unknown) => ([] as string[]).concat((h as string | string[] | undefined) ?? [])
@@ -264,4 +266,16 @@ t.test('x-orch-validations: CEL rules on self and oldSelf, messages, reasons, fi
   t.equal(r.json.message, 'Limit.multi.example.com "l1" is invalid: spec.name: Invalid value: "string": name is immutable')
   const same = await s.request('PATCH', `${L}/l1`, { spec: { maxReplicas: 3 } }, MERGE)
   t.equal(same.status, 200, same.text)
+})
+
+t.test('after a restart the custom resources are served at once', async (t) => {
+  await s.stop()
+  s = await startServer({ secure: true, dataDir })
+  let r = await s.request('GET', `${V1B1}/w-watched`)
+  t.equal(r.status, 200, r.text)
+  t.equal(r.json.apiVersion, 'multi.example.com/v1beta1')
+  r = await s.request('POST', V1, widget('after-restart', 'multi.example.com/v1'))
+  t.equal(r.status, 201, r.text)
+  const rl = await s.request('GET', '/apis/multi.example.com/v1')
+  t.ok(rl.json.resources.some((x: any) => x.name === 'widgets'))
 })
