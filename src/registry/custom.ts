@@ -134,9 +134,7 @@ const ajv = new Ajv({ allErrors: true, strict: false, validateFormats: false })
 
 function compile(schema: SchemaNode, root = true): ValidateFunction | undefined {
   const s = toAjv(schema) as Obj
-  if (!root) {
-    try { return ajv.compile(s) } catch { return undefined }
-  }
+  if (!root) return compileOnce(s)
   // metadata is ObjectMeta whatever the schema says (upstream checks it as for every type); apiVersion and kind too.
   if (isObj(s.properties)) {
     s.properties = { ...s.properties }
@@ -145,10 +143,17 @@ function compile(schema: SchemaNode, root = true): ValidateFunction | undefined 
     delete s.properties.kind
   }
   if (Array.isArray(s.required)) s.required = s.required.filter((r: unknown) => r !== 'metadata' && r !== 'apiVersion' && r !== 'kind')
+  return compileOnce(s)
+}
+
+/** A validator of its own: ajv forgets the schema at once (its cache would otherwise keep every CRD version ever seen). */
+function compileOnce(s: Obj): ValidateFunction | undefined {
   try {
     return ajv.compile(s)
   } catch {
     return undefined
+  } finally {
+    ajv.removeSchema(s)
   }
 }
 
