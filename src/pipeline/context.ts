@@ -38,7 +38,7 @@ export class RequestContext {
    * A custom resource served in a version other than its storage version: [stored apiVersion, asked apiVersion], each
    * with its closing quote, so the answers' apiVersion is rewritten as for an alias path (src/pipeline/encode.ts aliased).
    */
-  versionAlias: [string, string] | undefined
+  versionAlias: [string, string, ((objectJson: string) => string)?] | undefined
   user: UserInfo | undefined
   readonly reqId: string
   #root: Logger

@@ -52,6 +52,7 @@ function resolveAlias(ctx: RequestContext): void {
 /** Objects answered through an alias path carry the alias apiVersion. */
 function rewriteAlias(ctx: RequestContext, r: Response): Response {
   if ((!ctx.aliasGroup && !ctx.versionAlias) || r.stream || !r.contentType.startsWith('application/json')) return r
+  if (ctx.versionAlias !== undefined && ctx.versionAlias[0] === ctx.versionAlias[1]) return r
   const from = ctx.versionAlias ? `"apiVersion":"${ctx.versionAlias[0]}` : `"apiVersion":"${ctx.info.group}/`
   const to = ctx.versionAlias ? `"apiVersion":"${ctx.versionAlias[1]}` : `"apiVersion":"${ctx.aliasGroup}/`
   const body = r.body.toString()
@@ -138,7 +139,9 @@ function route(ctx: RequestContext): Response | Promise<Response> {
   if (def.custom !== undefined) {
     customRequest(ctx, def)
     // Conversion None: only apiVersion differs between versions; objects are stored in the storage version.
-    if (def.custom.storageVersion !== def.version && def.custom.storageVersion !== '') ctx.versionAlias = [`${def.group}/${def.custom.storageVersion}"`, `${def.apiVersion}"`]
+    // A schema with defaults has them filled in what is read too (upstream defaults objects read from storage).
+    const other = def.custom.storageVersion !== def.version && def.custom.storageVersion !== ''
+    if (other || def.custom.readDefaults) ctx.versionAlias = [other ? `${def.group}/${def.custom.storageVersion}"` : `${def.apiVersion}"`, `${def.apiVersion}"`, def.custom.readDefaults]
   }
   // The response form is settled before anything is written: a 406 must change nothing.
   const accept = ctx.headers['accept']

@@ -295,7 +295,8 @@ export async function list(ctx: RequestContext, def: ResolvedDefinition): Promis
     const tv = ctx.info.verb === 'list' ? tableVersionOf(ctx.headers['accept']) : null
     const pm = ctx.info.verb === 'list' && !tv ? metadataFormOf(ctx.headers['accept'], true) : null
     const mt = tv || pm ? 'json' : negotiate(ctx.headers['accept'])
-    if (!tv && !pm && mt === 'json' && !ctx.pretty) {
+    // A custom resource read in another version or with read defaults takes the item-by-item path (src/pipeline/encode.ts).
+    if (!tv && !pm && mt === 'json' && !ctx.pretty && ctx.versionAlias === undefined) {
       const r = await jsonListPage(page)
       handed = r.stream !== undefined
       return r

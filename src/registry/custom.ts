@@ -177,6 +177,14 @@ export function applyDefaults(v: unknown, s: SchemaNode | undefined): void {
   if (isObj(s.additionalProperties)) for (const k of Object.keys(v)) if (!isObj(s.properties) || !(k in s.properties)) applyDefaults(v[k], s.additionalProperties)
 }
 
+/** Whether any node of the schema has a default. */
+function hasDefaults(s: unknown): boolean {
+  if (Array.isArray(s)) return s.some(hasDefaults)
+  if (!isObj(s)) return false
+  if (s.default !== undefined) return true
+  return Object.entries(s).some(([k, v]) => k !== 'default' && k !== 'example' && k !== 'enum' && typeof v === 'object' && hasDefaults(v))
+}
+
 // ---- printer columns ----
 
 const COLUMN_TYPES = new Set(['string', 'integer', 'number', 'boolean', 'date'])
@@ -341,6 +349,16 @@ function versionDefinition(crd: Obj, spec: Obj, names: Obj, v: Obj, storage: str
     return errs
   }
   const custom: CustomInfo = { crdName: String(crd.metadata?.name ?? ''), storageVersion: storage, tree, terminating, schema }
+  if (hasDefaults(schema)) custom.readDefaults = (json) => {
+    let o: unknown
+    try { o = JSON.parse(json) } catch { return json }
+    // Only objects of the kind (not PartialObjectMetadata, Status or a bookmark's stub).
+    if (!isObj(o) || o.kind !== names.kind || !isObj(o.metadata) || o.metadata.uid === undefined) return json
+    const before = json.length
+    applyDefaults(o, schema)
+    const out = JSON.stringify(o)
+    return out.length === before ? json : out
+  }
   if (v.deprecated === true) custom.warning = typeof v.deprecationWarning === 'string' ? v.deprecationWarning : deprecationWarning(v.name, spec)
   return resolveDefinition({
     group: spec.group, version: v.name, kind: names.kind, resource: names.plural,

@@ -122,6 +122,8 @@ export interface CustomInfo {
   schema: SchemaNode
   /** The Warning every request of a deprecated version gets. */
   warning?: string
+  /** One stored object's JSON with the schema's defaults filled in; only when the schema has defaults. */
+  readDefaults?: (objectJson: string) => string
 }
 
 /** See ResourceDefinition.zeroValues. */

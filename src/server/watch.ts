@@ -426,7 +426,9 @@ function bookmarkFrame(w: Watcher, rv: number, initialEventsEnd = false): Buffer
   const meta: Record<string, unknown> = { resourceVersion: String(rv) }
   if (initialEventsEnd) meta.annotations = { 'orch.io/initial-events-end': 'true', 'k8s.io/initial-events-end': 'true' }
   const [kind, apiVersion] = w.metadataOnly ? ['PartialObjectMetadata', w.metadataOnly] : [w.def.kind, w.def.apiVersion]
-  return frame(w.mt, 'BOOKMARK', `{"kind":"${kind}","apiVersion":"${apiVersion}","metadata":${JSON.stringify(meta)}}`, w.alias ?? undefined)
+  // A bookmark is no stored object: no read defaults for it (only the apiVersion of an alias path).
+  const alias: Alias | undefined = w.alias ? [w.alias[0], w.alias[1]] : undefined
+  return frame(w.mt, 'BOOKMARK', `{"kind":"${kind}","apiVersion":"${apiVersion}","metadata":${JSON.stringify(meta)}}`, alias)
 }
 
 function errorFrame(w: Watcher, err: ApiError): Buffer {

@@ -268,6 +268,45 @@ t.test('x-orch-validations: CEL rules on self and oldSelf, messages, reasons, fi
   t.equal(same.status, 200, same.text)
 })
 
+t.test('a default added to the schema later is filled in what is read', async (t) => {
+  const shape = { type: 'string', default: 'round' }
+  const r = await s.request('PATCH', `${CRDS}/widgets.multi.example.com`, [
+    { op: 'add', path: '/spec/versions/0/schema/openAPIV3Schema/properties/spec/properties/shape', value: shape },
+    { op: 'add', path: '/spec/versions/1/schema/openAPIV3Schema/properties/spec/properties/shape', value: shape },
+  ], { 'content-type': 'application/json-patch+json' })
+  t.equal(r.status, 200, r.text)
+  let g = await s.request('GET', `${V1}/w-watched`)
+  t.equal(g.json.spec.shape, 'round')
+  g = await s.request('GET', `${V1B1}/w-watched`)
+  t.equal(g.json.spec.shape, 'round')
+  t.equal(g.json.apiVersion, 'multi.example.com/v1beta1')
+  g = await s.request('GET', `${V1}/w-watched`, undefined, { accept: 'application/yaml' })
+  t.match(g.text, /shape: round/)
+  const l = await s.request('GET', V1)
+  t.ok(l.json.items.length > 0)
+  t.ok(l.json.items.every((i: any) => i.spec.shape === 'round'), 'every listed item defaulted')
+  // The initial events of a watch are read from storage too.
+  const ctrl = new AbortController()
+  const res = await fetch(`${s.url}${V1}?watch=1&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true`, { headers: { authorization: `Bearer ${s.adminToken}` }, signal: ctrl.signal })
+  const reader = res.body!.getReader()
+  let text = ''
+  const dec = new TextDecoder()
+  while (!text.includes('"BOOKMARK"')) {
+    const { value, done } = await reader.read()
+    if (done) break
+    text += dec.decode(value)
+  }
+  ctrl.abort()
+  const events = text.split('\n').filter((x) => x !== '').map((x) => JSON.parse(x))
+  const added = events.filter((e: any) => e.type === 'ADDED')
+  t.ok(added.length > 0)
+  t.ok(added.every((e: any) => e.object.spec.shape === 'round'), 'initial events defaulted')
+  t.same(Object.keys(events.find((e: any) => e.type === 'BOOKMARK').object).sort(), ['apiVersion', 'kind', 'metadata'])
+  const m = await s.request('GET', `${V1}/w-watched`, undefined, { accept: 'application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1' })
+  t.equal(m.json.kind, 'PartialObjectMetadata')
+  t.equal(m.json.spec, undefined)
+})
+
 t.test('after a restart the custom resources are served at once', async (t) => {
   await s.stop()
   s = await startServer({ secure: true, dataDir })
