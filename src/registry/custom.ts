@@ -177,6 +177,53 @@ export function applyDefaults(v: unknown, s: SchemaNode | undefined): void {
   if (isObj(s.additionalProperties)) for (const k of Object.keys(v)) if (!isObj(s.properties) || !(k in s.properties)) applyDefaults(v[k], s.additionalProperties)
 }
 
+// ---- x-orch-embedded-resource ----
+
+/**
+ * The schema as the type tree walks it: an embedded resource declares apiVersion, kind and metadata (ObjectMeta)
+ * whatever its properties say, so they are kept and its metadata is pruned as any object's.
+ */
+function withEmbedded(n: unknown): any {
+  if (Array.isArray(n)) return n.map(withEmbedded)
+  if (!isObj(n)) return n
+  const out: Obj = {}
+  for (const [k, v] of Object.entries(n)) {
+    out[k] = k === 'properties' && isObj(v) ? Object.fromEntries(Object.entries(v).map(([pk, pv]) => [pk, withEmbedded(pv)])) : k === 'default' || k === 'enum' || k === 'example' ? v : withEmbedded(v)
+  }
+  if (n['x-orch-embedded-resource'] === true) {
+    out.type = 'object'
+    out.properties = { ...(isObj(out.properties) ? out.properties : {}), apiVersion: { type: 'string' }, kind: { type: 'string' }, metadata: { $ref: OBJECT_META } }
+  }
+  return out
+}
+
+function hasEmbedded(s: unknown): boolean {
+  if (Array.isArray(s)) return s.some(hasEmbedded)
+  if (!isObj(s)) return false
+  if (s['x-orch-embedded-resource'] === true) return true
+  return Object.entries(s).some(([k, v]) => k !== 'default' && k !== 'example' && k !== 'enum' && typeof v === 'object' && hasEmbedded(v))
+}
+
+/** upstream's embedded resource checks: apiVersion and kind must be there (metadata may be left out). */
+function embeddedErrors(s: unknown, v: unknown, path: string, errs: FieldError[]): void {
+  if (!isObj(s) || v === undefined || v === null) return
+  if (s['x-orch-embedded-resource'] === true && isObj(v)) {
+    for (const k of ['apiVersion', 'kind']) {
+      const field = join(path, k)
+      if (v[k] === undefined) errs.push({ type: 'FieldValueRequired', field, detail: 'must not be empty' })
+      else if (typeof v[k] !== 'string') errs.push(fieldInvalid(field, v[k], 'must be a string'))
+      else if (v[k] === '') errs.push(fieldInvalid(field, '', 'must not be empty'))
+    }
+  }
+  if (Array.isArray(v)) {
+    if (isObj(s.items)) v.forEach((x, i) => embeddedErrors(s.items, x, `${path}[${i}]`, errs))
+    return
+  }
+  if (!isObj(v)) return
+  if (isObj(s.properties)) for (const [k, ps] of Object.entries(s.properties)) if (v[k] !== undefined) embeddedErrors(ps, v[k], join(path, k), errs)
+  if (isObj(s.additionalProperties)) for (const k of Object.keys(v)) if (!isObj(s.properties) || !(k in s.properties)) embeddedErrors(s.additionalProperties, v[k], `${path}[${k}]`, errs)
+}
+
 /** Whether any node of the schema has a default. */
 function hasDefaults(s: unknown): boolean {
   if (Array.isArray(s)) return s.some(hasDefaults)
@@ -293,8 +340,9 @@ function versionDefinition(crd: Obj, spec: Obj, names: Obj, v: Obj, storage: str
   // The root as the pipeline walks it: apiVersion, kind and metadata (ObjectMeta) always declared.
   const root: SchemaNode = {
     ...schema, type: 'object',
-    properties: { ...rootProps, apiVersion: { type: 'string' }, kind: { type: 'string' }, metadata: { $ref: OBJECT_META } },
+    properties: { ...withEmbedded(rootProps), apiVersion: { type: 'string' }, kind: { type: 'string' }, metadata: { $ref: OBJECT_META } },
   }
+  const embedded = hasEmbedded(schema)
   const tree = typeFromSchema(root, loadDefinitions())
   const validator = compile(schema)
   const subs: Obj = isObj(v.subresources) ? v.subresources : {}
@@ -341,6 +389,7 @@ function versionDefinition(crd: Obj, spec: Obj, names: Obj, v: Obj, storage: str
       }
     }
     if (scaleSpec) errs.push(...scaleErrors(o, scaleSpec))
+    if (embedded) embeddedErrors(schema, o, '', errs)
     if (rules) {
       const note = blockingNote(errs)
       if (note) errs.push(note)

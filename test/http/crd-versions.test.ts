@@ -318,3 +318,24 @@ t.test('after a restart the custom resources are served at once', async (t) => {
   const rl = await s.request('GET', '/apis/multi.example.com/v1')
   t.ok(rl.json.resources.some((x: any) => x.name === 'widgets'))
 })
+
+t.test('x-orch-embedded-resource: apiVersion and kind required, its metadata pruned as any object\'s', async (t) => {
+  const crd = {
+    apiVersion: 'apiextensions.orch.io/v1', kind: 'CustomResourceDefinition', metadata: { name: 'wrappers.multi.example.com' },
+    spec: {
+      group: 'multi.example.com', scope: 'Namespaced', names: { plural: 'wrappers', kind: 'Wrapper' },
+      versions: [{
+        name: 'v1', served: true, storage: true,
+        schema: { openAPIV3Schema: { type: 'object', properties: { spec: { type: 'object', properties: { template: { type: 'object', 'x-orch-embedded-resource': true, 'x-orch-preserve-unknown-fields': true } } } } } },
+      }],
+    },
+  }
+  const W = '/apis/multi.example.com/v1/namespaces/default/wrappers'
+  await establish(crd, W)
+  let r = await s.request('POST', W, { apiVersion: 'multi.example.com/v1', kind: 'Wrapper', metadata: { name: 'bad' }, spec: { template: { data: { a: 1 } } } })
+  t.equal(r.status, 422, r.text)
+  t.equal(r.json.message, 'Wrapper.multi.example.com "bad" is invalid: [spec.template.apiVersion: Required value: must not be empty, spec.template.kind: Required value: must not be empty]')
+  r = await s.request('POST', W, { apiVersion: 'multi.example.com/v1', kind: 'Wrapper', metadata: { name: 'good' }, spec: { template: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'x', bogus: 1 }, data: { a: '1' } } } })
+  t.equal(r.status, 201, r.text)
+  t.same(r.json.spec.template, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'x' }, data: { a: '1' } })
+})
