@@ -58,7 +58,9 @@ function toAjv(n: unknown): unknown {
   }
   const out: Obj = {}
   for (const [k, v] of Object.entries(n)) {
-    if (k.startsWith('x-') || k === 'description' || k === 'default' || k === 'example' || k === 'externalDocs' || k === 'format' || k === 'nullable' || k === 'title' || k === '$schema' || k === 'id') continue
+    if (k.startsWith('x-') || k === 'description' || k === 'default' || k === 'example' || k === 'externalDocs' || k === 'nullable' || k === 'title' || k === '$schema' || k === 'id') continue
+    // Formats upstream checks on strings (others are left unchecked, as its StripUnsupportedFormats does).
+    if (k === 'format') { if (typeof v === 'string' && FORMAT_NAMES.has(v) && n.type === 'string') out.orchFormat = v; continue }
     if (k === 'properties' || k === 'patternProperties' || k === 'definitions') {
       out[k] = isObj(v) ? Object.fromEntries(Object.entries(v).map(([pk, pv]) => [pk, toAjv(pv)])) : v
     } else out[k] = toAjv(v)
@@ -126,11 +128,51 @@ function toFieldError(obj: unknown, e: ErrorObject): FieldError | undefined {
     case 'maxProperties': return { type: 'FieldValueTooMany', field: at, value: isObj(value) ? Object.keys(value).length : 0, max: p.limit }
     case 'minProperties': return fieldInvalid(at, isObj(value) ? Object.keys(value).length : value, `${at} in body should have at least ${p.limit} properties`)
     case 'anyOf': case 'oneOf': case 'allOf': case 'not': case 'if': return undefined
+    case 'orchFormat': {
+      const f = String((e.params as { format?: string }).format ?? '')
+      return { type: 'FieldValueTypeInvalid', field: at, value, detail: `${at} in body must be of type ${f}: ${JSON.stringify(value)}` }
+    }
     default: return fieldInvalid(at, value, e.message ?? e.keyword)
   }
 }
 
 const ajv = new Ajv({ allErrors: true, strict: false, validateFormats: false })
+
+const IPV4 = /^(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)(\.(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)){3}$/
+function isIPv6(s: string): boolean {
+  if (!/^[0-9a-fA-F:.]+$/.test(s) || !s.includes(':')) return false
+  const parts = s.split('::')
+  if (parts.length > 2) return false
+  const groups = (x: string) => (x === '' ? [] : x.split(':'))
+  const all = [...groups(parts[0]), ...(parts.length === 2 ? groups(parts[1]) : [])]
+  let count = all.length
+  if (all.length > 0 && all[all.length - 1].includes('.')) { if (!IPV4.test(all[all.length - 1])) return false; count++ ; all.pop() }
+  if (!all.every((g) => /^[0-9a-fA-F]{1,4}$/.test(g))) return false
+  return parts.length === 2 ? count < 8 : count === 8
+}
+/** The string formats checked, by name (strfmt's default registry, as upstream's CRD validation keeps it). */
+const FORMATS: Record<string, (s: string) => boolean> = {
+  'date-time': (s) => /^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$/.test(s) && !Number.isNaN(Date.parse(s.replace(' ', 'T'))),
+  datetime: (s) => FORMATS['date-time'](s),
+  date: (s) => /^\d{4}-\d{2}-\d{2}$/.test(s) && !Number.isNaN(Date.parse(s)),
+  uuid: (s) => /^[0-9a-fA-F]{8}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{12}$/.test(s),
+  byte: (s) => /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/.test(s),
+  ipv4: (s) => IPV4.test(s),
+  ipv6: isIPv6,
+  cidr: (s) => { const [ip, bits, more] = s.split('/'); if (bits === undefined || more !== undefined || !/^\d{1,3}$/.test(bits)) return false; return IPV4.test(ip) ? Number(bits) <= 32 : isIPv6(ip) && Number(bits) <= 128 },
+  mac: (s) => /^([0-9a-fA-F]{2}[:-]){5}[0-9a-fA-F]{2}$/.test(s),
+  hostname: (s) => s.length <= 255 && /^[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*\.?$/.test(s),
+  email: (s) => /^[^\s@]+@[^\s@]+$/.test(s),
+}
+const FORMAT_NAMES = new Set(Object.keys(FORMATS))
+ajv.addKeyword({
+  keyword: 'orchFormat', type: 'string', errors: true, schemaType: 'string',
+  validate: function check(format: string, data: string): boolean {
+    const ok = FORMATS[format]?.(data) ?? true
+    if (!ok) (check as unknown as { errors: unknown[] }).errors = [{ keyword: 'orchFormat', message: format, params: { format } }]
+    return ok
+  },
+})
 
 function compile(schema: SchemaNode, root = true): ValidateFunction | undefined {
   const s = toAjv(schema) as Obj

@@ -339,3 +339,27 @@ t.test('x-orch-embedded-resource: apiVersion and kind required, its metadata pru
   t.equal(r.status, 201, r.text)
   t.same(r.json.spec.template, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'x' }, data: { a: '1' } })
 })
+
+t.test('string formats are checked as upstream checks them', async (t) => {
+  const crd = {
+    apiVersion: 'apiextensions.orch.io/v1', kind: 'CustomResourceDefinition', metadata: { name: 'stamps.multi.example.com' },
+    spec: {
+      group: 'multi.example.com', scope: 'Namespaced', names: { plural: 'stamps', kind: 'Stamp' },
+      versions: [{
+        name: 'v1', served: true, storage: true,
+        schema: { openAPIV3Schema: { type: 'object', properties: { spec: { type: 'object', properties: { at: { type: 'string', format: 'date-time' }, ip: { type: 'string', format: 'ipv4' }, free: { type: 'string', format: 'my-own' } } } } } },
+      }],
+    },
+  }
+  const P = '/apis/multi.example.com/v1/namespaces/default/stamps'
+  await establish(crd, P)
+  let r = await s.request('POST', P, { apiVersion: 'multi.example.com/v1', kind: 'Stamp', metadata: { name: 'bad' }, spec: { at: 'yesterday', ip: '1.2.3.4', free: 'x' } })
+  t.equal(r.status, 422, r.text)
+  t.equal(r.json.message, 'Stamp.multi.example.com "bad" is invalid: spec.at: Invalid value: "yesterday": spec.at in body must be of type date-time: "yesterday"')
+  t.equal(r.json.details.causes[0].reason, 'FieldValueTypeInvalid')
+  r = await s.request('POST', P, { apiVersion: 'multi.example.com/v1', kind: 'Stamp', metadata: { name: 'bad' }, spec: { at: '2024-01-02T03:04:05Z', ip: '300.1.1.1' } })
+  t.equal(r.status, 422, r.text)
+  t.equal(r.json.message, 'Stamp.multi.example.com "bad" is invalid: spec.ip: Invalid value: "300.1.1.1": spec.ip in body must be of type ipv4: "300.1.1.1"')
+  r = await s.request('POST', P, { apiVersion: 'multi.example.com/v1', kind: 'Stamp', metadata: { name: 'good' }, spec: { at: '2024-01-02T03:04:05Z', ip: '10.0.0.1', free: 'anything' } })
+  t.equal(r.status, 201, r.text)
+})
