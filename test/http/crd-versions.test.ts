@@ -363,3 +363,22 @@ t.test('string formats are checked as upstream checks them', async (t) => {
   r = await s.request('POST', P, { apiVersion: 'multi.example.com/v1', kind: 'Stamp', metadata: { name: 'good' }, spec: { at: '2024-01-02T03:04:05Z', ip: '10.0.0.1', free: 'anything' } })
   t.equal(r.status, 201, r.text)
 })
+
+t.test('OpenAPI v2 and v3 describe the custom resources; their PATCH takes no strategic merge patch', async (t) => {
+  const v2 = await s.request('GET', '/openapi/v2')
+  t.equal(v2.status, 200)
+  const def = v2.json.definitions['com.example.multi.v1.Widget']
+  t.ok(def, 'the kind is defined')
+  t.same(def['x-kubernetes-group-version-kind'], [{ group: 'multi.example.com', kind: 'Widget', version: 'v1' }])
+  t.equal(def.properties.metadata.$ref, '#/definitions/io.orch.apimachinery.pkg.apis.meta.v1.ObjectMeta')
+  t.ok(v2.json.definitions['com.example.multi.v1.WidgetList'])
+  const patch = v2.json.paths['/apis/multi.example.com/v1/namespaces/{namespace}/widgets/{name}'].patch
+  t.same(patch.consumes, ['application/json-patch+json', 'application/merge-patch+json', 'application/apply-patch+yaml'])
+  const idx = await s.request('GET', '/openapi/v3')
+  const url = idx.json.paths['apis/multi.example.com/v1']?.serverRelativeURL
+  t.ok(url)
+  const v3 = await s.request('GET', url)
+  t.equal(v3.status, 200)
+  t.ok(v3.json.components.schemas['com.example.multi.v1.Widget'])
+  t.same(Object.keys(v3.json.paths['/apis/multi.example.com/v1/namespaces/{namespace}/widgets/{name}'].patch.requestBody.content), ['application/json-patch+json', 'application/merge-patch+json', 'application/apply-patch+yaml'])
+})
