@@ -382,3 +382,15 @@ t.test('OpenAPI v2 and v3 describe the custom resources; their PATCH takes no st
   t.ok(v3.json.components.schemas['com.example.multi.v1.Widget'])
   t.same(Object.keys(v3.json.paths['/apis/multi.example.com/v1/namespaces/{namespace}/widgets/{name}'].patch.requestBody.content), ['application/json-patch+json', 'application/merge-patch+json', 'application/apply-patch+yaml'])
 })
+
+t.test('kubectl delete crd waits for its custom resources to go, then the CRD', async (t) => {
+  const W = '/apis/multi.example.com/v1/namespaces/default/wrappers'
+  t.equal((await s.request('GET', `${W}/good`)).status, 200)
+  const k = await kubectl(['delete', 'crd', 'wrappers.multi.example.com'])
+  t.equal(k.code, 0, k.stderr)
+  t.match(k.stdout, /customresourcedefinition\.apiextensions\.orch\.io "wrappers\.multi\.example\.com" deleted/)
+  t.equal((await s.request('GET', `${CRDS}/wrappers.multi.example.com`)).status, 404)
+  t.equal((await s.request('GET', `${W}/good`)).status, 404)
+  const rl = await s.request('GET', '/apis/multi.example.com/v1')
+  t.notOk(rl.json.resources.some((x: any) => x.name === 'wrappers'))
+})
