@@ -154,6 +154,11 @@ export function decodeObject(ctx: RequestContext, def: ResolvedDefinition): Obj 
     throw badRequest(`the API version in the data (${o.apiVersion}) does not match the expected API version (${def.apiVersion})`)
   }
   if (o.kind !== undefined && o.kind !== def.kind) {
+    // A custom resource decodes whatever its kind says; upstream's ValidateTypeMeta then refuses it (422).
+    if (def.custom !== undefined) {
+      const name = o.metadata !== null && typeof o.metadata === 'object' ? String(o.metadata.name ?? '') : ''
+      throw invalid(def.groupKind, def.group, def.kind, name, [fieldInvalid('kind', o.kind, `must be ${def.kind}`)])
+    }
     throw badRequest(`${o.kind} in version "${def.version}" cannot be handled as a ${def.kind}: no kind "${o.kind}" is registered for version "${def.apiVersion}"`)
   }
   // Keys set here were not in the body (the key count of the decoded value leaves them out).

@@ -192,7 +192,11 @@ t.test('schema violations: 422 with upstream texts and field paths', async (t) =
   await invalid(t, { ...cronTab('Two_Errors', { color: 'green' }), metadata: { name: 'Two_Errors' } },
     'CronTab.stable.example.com "Two_Errors" is invalid: [metadata.name: Invalid value: "Two_Errors": a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, \'-\' or \'.\', and must start and end with an alphanumeric character (e.g. \'example.com\', regex used for validation is \'[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\'), spec.color: Unsupported value: "green": supported values: "red", "blue"]',
     [{ reason: 'FieldValueInvalid', field: 'metadata.name' }, { reason: 'FieldValueNotSupported', field: 'spec.color' }])
-  for (const n of ['bad-type', 'no-spec', 'bad-enum', 'too-many']) t.equal((await s.request('GET', `${CT}/${n}`)).status, 404)
+  // Another kind in the body: upstream's ValidateTypeMeta.
+  await invalid(t, { ...cronTab('other-kind'), kind: 'CronJob' },
+    'CronTab.stable.example.com "other-kind" is invalid: kind: Invalid value: "CronJob": must be CronTab',
+    [{ reason: 'FieldValueInvalid', field: 'kind' }])
+  for (const n of ['bad-type', 'no-spec', 'bad-enum', 'too-many', 'other-kind']) t.equal((await s.request('GET', `${CT}/${n}`)).status, 404)
 })
 
 t.test('unknown fields are pruned (warned about), defaults filled, preserve-unknown-fields kept', async (t) => {
