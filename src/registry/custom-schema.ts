@@ -3,7 +3,7 @@
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv'
 import type { Obj } from './define.js'
 import type { SchemaNode } from './schema.js'
-import { fieldInvalid, type FieldError } from '../machinery/errors.js'
+import { GoValue, fieldInvalid, type FieldError } from '../machinery/errors.js'
 
 export const OBJECT_META = '#/definitions/io.orch.apimachinery.pkg.apis.meta.v1.ObjectMeta'
 
@@ -237,3 +237,52 @@ export function hasDefaults(s: unknown): boolean {
   return Object.entries(s).some(([k, v]) => k !== 'default' && k !== 'example' && k !== 'enum' && typeof v === 'object' && hasDefaults(v))
 }
 
+
+// ---- list sets and maps ----
+
+/** Whether any node of the schema is a set or a map list (only then is an object walked for duplicates). */
+export function hasListSetsOrMaps(s: unknown): boolean {
+  if (Array.isArray(s)) return s.some(hasListSetsOrMaps)
+  if (!isObj(s)) return false
+  if (s['x-orch-list-type'] === 'set' || s['x-orch-list-type'] === 'map') return true
+  return Object.entries(s).some(([k, v]) => k !== 'default' && k !== 'example' && k !== 'enum' && typeof v === 'object' && hasListSetsOrMaps(v))
+}
+
+/** Go's %#v of a decoded JSON scalar or key map (int64 for integers, as unstructured data holds them). */
+function goSharp(v: unknown): string {
+  if (typeof v === 'string') return JSON.stringify(v)
+  if (v === null || v === undefined) return 'interface {}(nil)'
+  if (typeof v === 'number') return Number.isInteger(v) ? String(v) : String(v)
+  if (typeof v === 'boolean') return String(v)
+  if (Array.isArray(v)) return `[]interface {}{${v.map(goSharp).join(', ')}}`
+  return `map[string]interface {}{${Object.keys(v as Obj).sort().map((k) => `${JSON.stringify(k)}:${goSharp((v as Obj)[k])}`).join(', ')}}`
+}
+
+/** upstream's ValidateListSetsAndMaps: a set holds no value twice, a map list no key tuple twice. */
+export function listErrors(s: unknown, v: unknown, path: string, errs: FieldError[]): void {
+  if (!isObj(s) || v === undefined || v === null) return
+  if (Array.isArray(v)) {
+    const lt = s['x-orch-list-type']
+    if (lt === 'set' || lt === 'map') {
+      const keys: string[] = lt === 'map' && Array.isArray(s['x-orch-list-map-keys']) ? s['x-orch-list-map-keys'] : []
+      const seen = new Set<string>()
+      v.forEach((x, i) => {
+        let id: unknown = x
+        if (lt === 'map') {
+          if (!isObj(x)) return
+          const k: Obj = {}
+          for (const key of keys) if (x[key] !== undefined) k[key] = x[key]
+          id = k
+        }
+        const text = goSharp(id)
+        if (seen.has(text)) errs.push({ type: 'FieldValueDuplicate', field: `${path}[${i}]`, value: new GoValue(text) })
+        else seen.add(text)
+      })
+    }
+    if (isObj(s.items)) v.forEach((x, i) => listErrors(s.items, x, `${path}[${i}]`, errs))
+    return
+  }
+  if (!isObj(v)) return
+  if (isObj(s.properties)) for (const [k, ps] of Object.entries(s.properties)) if (v[k] !== undefined) listErrors(ps, v[k], join(path, k), errs)
+  if (isObj(s.additionalProperties)) for (const k of Object.keys(v)) if (!isObj(s.properties) || !(k in s.properties)) listErrors(s.additionalProperties, v[k], `${path}[${k}]`, errs)
+}

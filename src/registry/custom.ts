@@ -6,7 +6,7 @@ import type { SchemaNode } from './schema.js'
 import { loadDefinitions } from './schema.js'
 import { typeFromSchema } from '../machinery/patch/schema-walk.js'
 import { fieldInvalid, type FieldError } from '../machinery/errors.js'
-import { OBJECT_META, applyDefaults, compile, embeddedErrors, hasDefaults, hasEmbedded, toFieldError, withEmbedded } from './custom-schema.js'
+import { OBJECT_META, applyDefaults, compile, embeddedErrors, hasDefaults, hasEmbedded, hasListSetsOrMaps, listErrors, toFieldError, withEmbedded } from './custom-schema.js'
 import { evalJsonPath, parseJsonPath } from './jsonpath.js'
 import { NAME_DESCRIPTION, parseTime, since } from './resources/_printers.js'
 import { blockingNote, hasRules, validateRules } from './custom-cel.js'
@@ -156,6 +156,7 @@ function versionDefinition(crd: Obj, spec: Obj, names: Obj, v: Obj, storage: str
     properties: { ...withEmbedded(rootProps), apiVersion: { type: 'string' }, kind: { type: 'string' }, metadata: { $ref: OBJECT_META } },
   }
   const embedded = hasEmbedded(schema)
+  const listTypes = hasListSetsOrMaps(schema)
   const tree = typeFromSchema(root, loadDefinitions())
   const validator = compile(schema)
   const subs: Obj = isObj(v.subresources) ? v.subresources : {}
@@ -186,6 +187,8 @@ function versionDefinition(crd: Obj, spec: Obj, names: Obj, v: Obj, storage: str
       }
     }
     if (scaleSpec) errs.push(...scaleErrors(o, scaleSpec, true))
+    if (embedded) embeddedErrors(schema, o, '', errs)
+    if (listTypes) listErrors(schema, o, '', errs)
     if (rules) {
       const note = blockingNote(errs)
       if (note) errs.push(note)
@@ -203,6 +206,7 @@ function versionDefinition(crd: Obj, spec: Obj, names: Obj, v: Obj, storage: str
     }
     if (scaleSpec) errs.push(...scaleErrors(o, scaleSpec))
     if (embedded) embeddedErrors(schema, o, '', errs)
+    if (listTypes) listErrors(schema, o, '', errs)
     if (rules) {
       const note = blockingNote(errs)
       if (note) errs.push(note)

@@ -167,6 +167,10 @@ t.test('server-side apply with the schema\'s list-map markers', async (t) => {
   k = await kubectl(['apply', '--server-side', '--field-manager', 'two', '-f', '-'], JSON.stringify({ apiVersion: 'multi.example.com/v1', kind: 'Widget', metadata: { name: 'applied', namespace: 'default' }, spec: { color: 'black' } }))
   t.not(k.code, 0)
   t.match(k.stderr, /conflict with "one": \.spec\.color/)
+  // A list-map holds no key twice (upstream's ValidateListSetsAndMaps).
+  r = await s.request('POST', V1, widget('dup', 'multi.example.com/v1', { items: [{ name: 'a', value: '1' }, { name: 'a', value: '2' }] }))
+  t.equal(r.status, 422, r.text)
+  t.equal(r.json.message, 'Widget.multi.example.com "dup" is invalid: spec.items[1]: Duplicate value: map[string]interface {}{"name":"a"}')
   r = await s.request('PATCH', `${V1}/applied?fieldManager=one`, { apiVersion: 'multi.example.com/v1', kind: 'Widget', metadata: { name: 'applied' }, spec: { color: 'green', items: [{ name: 'a', value: '1' }] } }, { 'content-type': 'application/apply-patch+yaml' })
   t.equal(r.status, 200, r.text)
 })
