@@ -61,8 +61,13 @@ export function resourceQuotaSetWritesSlot(shards: number): number { return 5 + 
  * looked up (one per pod create) while it does not move.
  */
 export function serviceAccountWritesSlot(shards: number): number { return 6 + shards }
+/**
+ * Then a count of CustomResourceDefinition writes, bumped the same way: every thread's registry keeps the custom
+ * resource types it serves while it does not move (src/registry/custom.ts).
+ */
+export function crdWritesSlot(shards: number): number { return 7 + shards }
 /** Slots of the counters array for `shards` shards. */
-export function counterSlots(shards: number): number { return 7 + shards }
+export function counterSlots(shards: number): number { return 8 + shards }
 /** The type prefix of namespaces (keys `/namespaces//<name>`). */
 export const NAMESPACES_PREFIX = '/namespaces/'
 /** The type prefix of PriorityClasses. */
@@ -75,3 +80,5 @@ export const LIMIT_RANGES_PREFIX = '/limitranges/'
 export const RESOURCE_QUOTAS_PREFIX = '/resourcequotas/'
 /** The type prefix of ServiceAccounts. */
 export const SERVICE_ACCOUNTS_PREFIX = '/serviceaccounts/'
+/** The type prefix of CustomResourceDefinitions. */
+export const CRDS_PREFIX = 'apiextensions.orch.io/customresourcedefinitions/'

@@ -9,6 +9,7 @@ import {
   admissionPolicyWritesSlot, ADMISSION_POLICIES_PREFIX, ADMISSION_POLICY_BINDINGS_PREFIX,
   limitRangeWritesSlot, LIMIT_RANGES_PREFIX, resourceQuotaSetWritesSlot, RESOURCE_QUOTAS_PREFIX,
   serviceAccountWritesSlot, SERVICE_ACCOUNTS_PREFIX,
+  crdWritesSlot, CRDS_PREFIX,
   type ShardRequest, type ShardReply, type WatchEvent, type ObjectPut, type ObjectDelete,
 } from './messages.js'
 
@@ -43,6 +44,7 @@ let admissionPolicySlot = -1
 let limitRangeSlot = -1
 let quotaSetSlot = -1
 let serviceAccountSlot = -1
+let crdSlot = -1
 let log: Logger
 let historyMs = 300_000
 let historyCount = 100_000
@@ -365,6 +367,7 @@ function commitBatch(): void {
     let lr = false
     let rq = false
     let sa = false
+    let crd = false
     for (const w of writes) {
       if (w.event === null) continue
       const prefix = typePrefixOf(w.req.key)
@@ -374,6 +377,7 @@ function commitBatch(): void {
       else if (prefix === LIMIT_RANGES_PREFIX) lr = true
       else if (prefix === RESOURCE_QUOTAS_PREFIX && w.event[0] !== 'MODIFIED') rq = true
       else if (prefix === SERVICE_ACCOUNTS_PREFIX) sa = true
+      else if (prefix === CRDS_PREFIX) crd = true
     }
     if (ns) Atomics.add(counters, namespaceSlot, 1n)
     if (pc) Atomics.add(counters, priorityClassSlot, 1n)
@@ -381,6 +385,7 @@ function commitBatch(): void {
     if (lr) Atomics.add(counters, limitRangeSlot, 1n)
     if (rq) Atomics.add(counters, quotaSetSlot, 1n)
     if (sa) Atomics.add(counters, serviceAccountSlot, 1n)
+    if (crd) Atomics.add(counters, crdSlot, 1n)
   }
   for (const w of writes) {
     if (w.failure) { reply(w.peer, w.failure); continue }
@@ -448,6 +453,7 @@ function init(task: ShardInit): { rv: number } {
     limitRangeSlot = limitRangeWritesSlot(task.shards)
     quotaSetSlot = resourceQuotaSetWritesSlot(task.shards)
     serviceAccountSlot = serviceAccountWritesSlot(task.shards)
+    crdSlot = crdWritesSlot(task.shards)
   }
   historyMs = task.watchHistoryMs
   historyCount = task.watchHistoryCount

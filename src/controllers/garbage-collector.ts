@@ -4,6 +4,7 @@ import { objectKey, recordAttrs, recordObject, splitKey } from '../machinery/sto
 import type { Obj, ResolvedDefinition } from '../registry/define.js'
 import type { InternalClient } from '../server/internal-client.js'
 import { QueueController } from './queue.js'
+import { CRD_GROUP, CRD_RESOURCE } from '../registry/custom.js'
 
 interface Node { def: ResolvedDefinition; key: string; owners: string[] }
 
@@ -22,21 +23,45 @@ export class GarbageCollector extends QueueController {
 
   protected work(key: string): Promise<boolean> { return this.#work(key) }
 
+  /** group/resource of the types whose events are observed. */
+  #watched = new Set<string>()
+
   async start(): Promise<void> {
     const { registry, store } = this.client.pipeline
-    for (const def of registry.all) {
-      if (!def.verbs.includes('watch')) continue
-      // Attributes only (uid, owners, deletion, finalizers): the objects of every type need not travel to this thread.
-      this.unlisten.push(await this.client.listen(def, (events) => {
-        for (const [type, key, , rec] of events) this.#observe(def, key, rec, type === 'DELETED')
-      }, { attrsOnly: true }))
-    }
+    const defs = registry.all.filter((d) => d.verbs.includes('watch'))
+    for (const def of defs) await this.#listenTo(def)
+    // Custom resource types come and go with their CRDs: each new one is observed (and scanned) once it is served.
+    const crds = registry.byGroupResource(CRD_GROUP, CRD_RESOURCE)
+    if (crds) this.unlisten.push(await this.client.listen(crds, () => { void this.#watchCustomTypes() }, { attrsOnly: true }))
     // The initial graph, built from the stored attributes only (no object is parsed), a slice per turn so that
     // the main thread stays responsive with millions of objects. Raw reads: no copy of each record is made (a copy
     // of every stored object passing through malloc leaves the heap grown by a good part of the data's size).
-    for (const def of registry.all) {
+    for (const def of defs) {
       const done = await this.scanInSlices(store.shardFor(def.group, def.resource), `${def.group}/${def.resource}/`, (key, rec) => this.#observe(def, key, rec, false))
       if (!done) return
+    }
+    await this.#watchCustomTypes()
+  }
+
+  /** Attributes only (uid, owners, deletion, finalizers): the objects of every type need not travel to this thread. */
+  async #listenTo(def: ResolvedDefinition): Promise<void> {
+    const gr = `${def.group}/${def.resource}`
+    if (this.#watched.has(gr)) return
+    this.#watched.add(gr)
+    this.unlisten.push(await this.client.listen(def, (events) => {
+      // The definition as served now (a custom type's may have changed since).
+      const cur = this.client.pipeline.registry.byGroupResource(def.group, def.resource) ?? def
+      for (const [type, key, , rec] of events) this.#observe(cur, key, rec, type === 'DELETED')
+    }, { attrsOnly: true }))
+  }
+
+  /** Observes the custom resource types served now that are not observed yet, and scans what they hold. */
+  async #watchCustomTypes(): Promise<void> {
+    const { registry, store } = this.client.pipeline
+    for (const def of registry.all) {
+      if (def.custom === undefined || this.#watched.has(`${def.group}/${def.resource}`) || this.stopped) continue
+      await this.#listenTo(def)
+      await this.scanInSlices(store.shardFor(def.group, def.resource), `${def.group}/${def.resource}/`, (key, rec) => this.#observe(def, key, rec, false))
     }
   }
 

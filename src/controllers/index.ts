@@ -11,6 +11,7 @@ import { DisruptionController } from './disruption.js'
 import { ResourceQuotaController } from './resource-quota.js'
 import { KubernetesServiceController, type ApiServiceTarget } from './kubernetes-service.js'
 import { TokenCleaner, BootstrapSigner } from './bootstrap-tokens.js'
+import { CrdController } from './crd.js'
 import type { SigningKey } from '../auth/service-account.js'
 import { enabledControllers } from '../options.js'
 
@@ -62,6 +63,10 @@ export async function startControllers(client: InternalClient, log: Logger, deps
   const agg = make('clusterrole-aggregation-controller', () => new ClusterRoleAggregation(client, child('clusterrole-aggregation')), false)
   const apiService = new KubernetesServiceController(client, child('kubernetes-service'), deps.apiService)
   running.push(apiService)
+  // The API server's own CRD controllers (upstream runs them in the apiextensions server, whatever --controllers says).
+  const crds = new CrdController(client, child('customresourcedefinition'))
+  running.push(crds)
+  void crds.start()
   await Promise.all([agg?.start(), apiService.start()])
   let gcStarted = false
   return {

@@ -265,7 +265,8 @@ let runtimeEnv: Environment | undefined
 function runtime(): Environment {
   if (runtimeEnv !== undefined) return runtimeEnv
   const env = new Environment({ enableOptionalTypes: true, homogeneousAggregateLiterals: false })
-  for (const name of ['object', 'oldObject', 'request', 'namespaceObject', 'params', 'authorizer', 'variables']) env.registerVariable(name, 'dyn')
+  // self and oldSelf: the value a CRD schema's x-orch-validations rule sits on (src/registry/custom-cel.ts).
+  for (const name of ['object', 'oldObject', 'request', 'namespaceObject', 'params', 'authorizer', 'variables', 'self', 'oldSelf']) env.registerVariable(name, 'dyn')
   env.registerType('Authorizer', CelAuthorizer as never)
   env.registerType('GroupCheck', CelGroupCheck as never)
   env.registerType('PathCheck', CelPathCheck as never)

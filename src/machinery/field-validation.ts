@@ -9,7 +9,8 @@ export function pruneUnknown(value: unknown, node: TypeNode, path = ''): string[
 }
 
 function walk(value: unknown, node: TypeNode, path: string, out: string[]): void {
-  if (value === null || typeof value !== 'object' || node.preserveUnknownFields) return
+  // A struct that preserves unknown fields keeps them, but its declared fields are pruned as any (upstream's pruning).
+  if (value === null || typeof value !== 'object' || (node.preserveUnknownFields && node.kind !== 'struct')) return
   if (Array.isArray(value)) {
     if (node.kind !== 'list') return
     const item = node.item
@@ -43,7 +44,7 @@ export function scrubDecoded(value: Record<string, unknown>, node: TypeNode, unk
 
 /** `node` undefined: an untyped part (nulls are dropped and keys counted, nothing pruned); `atRoot`: the path so far prints empty. */
 function scrub(value: object, node: TypeNode | undefined, path: string[], atRoot: boolean, unknown: string[]): number {
-  const typed = node !== undefined && !node.preserveUnknownFields ? node : undefined
+  const typed = node !== undefined && (!node.preserveUnknownFields || node.kind === 'struct') ? node : undefined
   let n = 0
   if (Array.isArray(value)) {
     const item = typed !== undefined && typed.kind === 'list' ? typed.item : undefined

@@ -2,11 +2,9 @@
 import { randomUUID, randomBytes } from 'node:crypto'
 import { parse as yamlParse, parseDocument, isMap, isSeq, isScalar } from 'yaml'
 import { pruneUnknown, hasDuplicateKeys, duplicateKeys, scrubDecoded, countTextKeys } from '../machinery/field-validation.js'
-import { typeTree } from '../machinery/patch/schema-walk.js'
 import { decodeObject as decodePb } from '../machinery/codecs/protobuf.js'
 import { decodeCbor, cborTypeOf, CborError } from '../machinery/codecs/cbor.js'
 import { PROTOBUF, ORCH_PROTOBUF, CBOR, cborEnabled } from './encode.js'
-import { loadDefinitions } from '../registry/schema.js'
 import {
   badRequest, invalid, unsupportedMediaType, fieldInvalid, type FieldError,
 } from '../machinery/errors.js'
@@ -14,7 +12,7 @@ import { finalizerNameErrors, validateObjectMeta } from '../machinery/validation
 import { cloneJson, noOwnKeys, sameJsonText } from '../machinery/json-tree.js'
 import { RV_MARKER, type Attrs } from '../machinery/storage-format.js'
 import { dropNulls, type SchemaSet } from '../registry/schema.js'
-import { fillZeroValues, type Obj, type ResolvedDefinition } from '../registry/define.js'
+import { fillZeroValues, treeOf, type Obj, type ResolvedDefinition } from '../registry/define.js'
 import type { RequestContext } from './context.js'
 import { admitMutating } from '../admission/chain.js'
 import { allocates, allocateCreate, allocateUpdate } from './service-allocation.js'
@@ -130,7 +128,7 @@ function warning(text: string): string { return `299 - "${text.replace(/[\\"]/g,
  */
 export function checkFields(ctx: RequestContext, def: ResolvedDefinition, o: Obj): void {
   const mode = fieldValidationOf(ctx)
-  reportFields(ctx, def, mode, pruneUnknown(o, typeTree(loadDefinitions(), def.schemaRef)))
+  reportFields(ctx, def, mode, pruneUnknown(o, treeOf(def)))
 }
 
 function reportFields(ctx: RequestContext, def: ResolvedDefinition, mode: FieldValidation, unknown: string[]): void {
@@ -156,6 +154,11 @@ export function decodeObject(ctx: RequestContext, def: ResolvedDefinition): Obj 
     throw badRequest(`the API version in the data (${o.apiVersion}) does not match the expected API version (${def.apiVersion})`)
   }
   if (o.kind !== undefined && o.kind !== def.kind) {
+    // A custom resource decodes whatever its kind says; upstream's ValidateTypeMeta then refuses it (422).
+    if (def.custom !== undefined) {
+      const name = o.metadata !== null && typeof o.metadata === 'object' ? String(o.metadata.name ?? '') : ''
+      throw invalid(def.groupKind, def.group, def.kind, name, [fieldInvalid('kind', o.kind, `must be ${def.kind}`)])
+    }
     throw badRequest(`${o.kind} in version "${def.version}" cannot be handled as a ${def.kind}: no kind "${o.kind}" is registered for version "${def.apiVersion}"`)
   }
   // Keys set here were not in the body (the key count of the decoded value leaves them out).
@@ -175,7 +178,7 @@ export function decodeObject(ctx: RequestContext, def: ResolvedDefinition): Obj 
   // A JSON body: nulls dropped, unknown fields pruned and the keys counted for the duplicate check in one walk.
   const mode = fieldValidationOf(ctx)
   const unknown: string[] = []
-  const keys = scrubDecoded(o, typeTree(loadDefinitions(), def.schemaRef), unknown) - added
+  const keys = scrubDecoded(o, treeOf(def), unknown) - added
   if (countTextKeys(json) !== keys) ctx.duplicateFields = duplicateKeys(json)
   reportFields(ctx, def, mode, unknown)
   return o
@@ -261,16 +264,16 @@ export function toStoredJson(o: Obj): string {
   return JSON.stringify(canonical(o))
 }
 
-function specOf(o: Obj): Obj {
+function specOf(o: Obj, withStatus = false): Obj {
   const rest: Obj = {}
-  for (const k of Object.keys(o)) if (k !== 'metadata' && k !== 'status' && k !== 'kind' && k !== 'apiVersion') rest[k] = o[k]
+  for (const k of Object.keys(o)) if (k !== 'metadata' && (withStatus || k !== 'status') && k !== 'kind' && k !== 'apiVersion') rest[k] = o[k]
   return rest
 }
 
 /** Whether the spec (everything but metadata, status and type meta) prints differently, as generation counts it. */
-function specChanged(o: Obj, old: Obj): boolean {
-  const a = specOf(o)
-  const b = specOf(old)
+function specChanged(o: Obj, old: Obj, withStatus = false): boolean {
+  const a = specOf(o, withStatus)
+  const b = specOf(old, withStatus)
   const same = sameJsonText(a, b)
   return same === undefined ? JSON.stringify(a) !== JSON.stringify(b) : !same
 }
@@ -281,6 +284,8 @@ function assertValid(def: ResolvedDefinition, o: Obj, errs: FieldError[]): void 
 
 /** Type errors of the object; what upstream would already fail to decode (quantities, int32 ranges) is 400 at once. */
 function typeErrors(def: ResolvedDefinition, o: Obj): FieldError[] {
+  // A custom resource is checked against its schema by its strategy's validate, after defaulting (as upstream).
+  if (def.custom !== undefined) return []
   const errs = schemas.validate(def.schemaRef, o)
   const undecodable = errs.find((e) => e.decode === true)
   if (undecodable !== undefined) throw badRequest(`${def.kind} in version "${def.version}" cannot be handled as a ${def.kind}: ${undecodable.detail}`)
@@ -334,6 +339,13 @@ export function admitCreate(ctx: RequestContext, def: ResolvedDefinition, o: Obj
   const errs = validateObjectMeta(m, { nameRule: def.strategy.nameRule ?? 'subdomain', namespaced: def.scope === 'Namespaced' })
   if (def.strategy.validate) errs.push(...def.strategy.validate(o))
   assertValid(def, o, errs)
+  toStorageVersion(def, o)
+}
+
+/** A custom resource written through another version than its storage version is stored in the storage version. */
+function toStorageVersion(def: ResolvedDefinition, o: Obj): void {
+  const c = def.custom
+  if (c !== undefined && c.storageVersion !== def.version && c.storageVersion !== '') o.apiVersion = `${def.group}/${c.storageVersion}`
 }
 
 export type UpdateTarget = 'main' | 'status' | 'finalize' | 'binding' | 'ephemeralcontainers'
@@ -421,7 +433,9 @@ export function admitUpdate(ctx: RequestContext, def: ResolvedDefinition, o: Obj
   }
   if (def.strategy.hasGeneration) {
     const g = typeof om.generation === 'number' ? om.generation : 1
-    o.metadata.generation = specChanged(o, old) ? g + 1 : g
+    // A custom resource without a status sub-resource counts its status in (upstream's customResourceStrategy).
+    const withStatus = def.custom !== undefined && !(def.subresources?.includes('status') ?? false)
+    o.metadata.generation = specChanged(o, old, withStatus) ? g + 1 : g
   } else {
     delete o.metadata.generation
   }
@@ -435,6 +449,7 @@ export function admitUpdate(ctx: RequestContext, def: ResolvedDefinition, o: Obj
     errs.push(...def.ephemeralContainers.validateUpdate(o, old))
   }
   assertValid(def, o, errs)
+  toStorageVersion(def, o)
 }
 
 /**

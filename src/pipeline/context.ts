@@ -35,6 +35,11 @@ export class RequestContext {
   def: ResolvedDefinition | undefined
   /** The upstream group spelling the client used (`rbac.authorization.k8s.io`) when it came through an alias path. */
   aliasGroup: string | undefined
+  /**
+   * A custom resource served in a version other than its storage version: [stored apiVersion, asked apiVersion], each
+   * with its closing quote, so the answers' apiVersion is rewritten as for an alias path (src/pipeline/encode.ts aliased).
+   */
+  versionAlias: [string, string, ((objectJson: string) => string)?] | undefined
   user: UserInfo | undefined
   readonly reqId: string
   #root: Logger
@@ -82,6 +87,7 @@ export class RequestContext {
     this.info = info
     this.def = undefined
     this.aliasGroup = undefined
+    this.versionAlias = undefined
     this.user = undefined
     this.reqId = reqId
     this.#root = root

@@ -7,6 +7,7 @@ import type { RequestContext, Response } from './context.js'
 import { admitPlugins } from '../admission/chain.js'
 import { enabled as admissionPlugins } from '../admission/plugins.js'
 import { attrsOf, decodeBody, rfc3339, toStoredJson } from './admission.js'
+import { CRD_GROUP, CRD_RESOURCE, CLEANUP_FINALIZER, setCondition } from '../registry/custom.js'
 import { unmarshalText } from '../registry/schema.js'
 import { store, registry, gr, shardOfDef, keyFor, objectResponse, valueResponse, withRv, isDryRun, parseStored, queryBool, queryInt } from './dispatch.js'
 import { PUBLIC_NAMESPACE, SYSTEM_NAMESPACE } from '../auth/rbac-defaults.js'
@@ -192,6 +193,21 @@ function namespaceDelete(o: Obj, opts: DeleteOptions, now: number): 'mark' | 'un
 }
 
 /**
+ * upstream's CustomResourceDefinition delete: the first one sets the deletion timestamp, the cleanup finalizer and the
+ * Terminating condition (the CRD controller then deletes the custom resources and removes the finalizer).
+ */
+function crdDelete(o: Obj, now: number): 'mark' | undefined {
+  const m = o.metadata
+  if (m.deletionTimestamp) return undefined
+  m.deletionTimestamp = rfc3339(now)
+  const fins: string[] = Array.isArray(m.finalizers) ? m.finalizers : []
+  if (!fins.includes(CLEANUP_FINALIZER)) m.finalizers = [...fins, CLEANUP_FINALIZER]
+  if (o.status === null || typeof o.status !== 'object') o.status = {}
+  setCondition(o.status, { type: 'Terminating', status: 'True', reason: 'InstanceDeletionPending', message: 'CustomResourceDefinition marked for deletion; CustomResource deletion will begin soon' }, rfc3339(now))
+  return 'mark'
+}
+
+/**
  * One object's delete, as upstream's generic store runs it: preconditions; for pods the graceful-delete rules; then the
  * GC finalizers. An object held by finalizers (or in its grace period) is marked and stays; otherwise it is removed,
  * after a write of its deletion timestamp when the kind deletes gracefully. Retried on races.
@@ -201,6 +217,7 @@ export async function deleteOne(ctx: RequestContext, def: ResolvedDefinition, na
   const key = keyFor(def, namespace, name)
   const gracefulKind = GRACEFUL_RESOURCES.has(`${def.group}/${def.resource}`)
   const isNamespace = def.group === '' && def.resource === 'namespaces'
+  const isCrd = def.group === CRD_GROUP && def.resource === CRD_RESOURCE
   for (let attempt = 0; attempt < MAX_UPDATE_ATTEMPTS; attempt++) {
     const rec = store.getFresh(shard, key)
     if (!rec) throw notFound(gr(def), name)
@@ -222,7 +239,7 @@ export async function deleteOne(ctx: RequestContext, def: ResolvedDefinition, na
     const before = deletionState(o)
     // What happens: 'mark' writes the object and it stays; 'markThenRemove' writes it, then removes it; 'remove' removes it as stored.
     let plan: 'mark' | 'markThenRemove' | 'remove'
-    const ns = isNamespace ? namespaceDelete(o, opts, now) : undefined
+    const ns = isNamespace ? namespaceDelete(o, opts, now) : isCrd ? crdDelete(o, now) : undefined
     if (ns === 'unchanged') return unchanged()
     if (ns === 'mark') {
       plan = 'mark'

@@ -102,7 +102,8 @@ export async function waitForVersion(shard: number, rv: number): Promise<void> {
 
 /** The alias pair of a request through an upstream alias path (protobuf answers need it at encode time). */
 export function aliasOf(ctx: RequestContext): Alias | undefined {
-  return ctx.aliasGroup ? [ctx.info.group, ctx.aliasGroup] : undefined
+  if (ctx.versionAlias !== undefined) return ctx.versionAlias
+  return ctx.aliasGroup ? [`${ctx.info.group}/`, `${ctx.aliasGroup}/`] : undefined
 }
 
 

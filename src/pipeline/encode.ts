@@ -104,23 +104,34 @@ export function contentTypeOf(mt: MediaType): string {
   }
 }
 
-/** [our group, the upstream spelling the client used] for answers through an alias path. */
-export type Alias = [ours: string, theirs: string]
+/**
+ * [what follows `"apiVersion":"` in stored objects, what answers carry there instead]: `<our group>/` and the upstream
+ * spelling the client used (`<theirs>/`) for answers through an alias path; `<group>/<storage version>"` and
+ * `<group>/<asked version>"` for a custom resource asked for in another version than it is stored in.
+ */
+export type Alias = [ours: string, theirs: string, transform?: (objectJson: string) => string]
 
-/** Objects answered through an upstream alias path carry the alias apiVersion. */
+/**
+ * Objects answered through an upstream alias path (or another version of a custom resource) carry its apiVersion; a
+ * custom resource whose schema has defaults gets them filled on read too (`transform`, one object's JSON at a time).
+ */
 export function aliased(json: string, alias?: Alias): string {
-  return alias ? json.split(`"apiVersion":"${alias[0]}/`).join(`"apiVersion":"${alias[1]}/`) : json
+  if (!alias) return json
+  const s = alias[0] === alias[1] ? json : json.split(`"apiVersion":"${alias[0]}`).join(`"apiVersion":"${alias[1]}`)
+  return alias[2] ? alias[2](s) : s
 }
 
 /** Bytes of stored JSON in the negotiated form; JSON stays as it is unless pretty output is asked for. */
 export function encodeJsonBytes(json: Buffer | string, mt: MediaType, pretty: boolean, alias?: Alias): Buffer | string {
   if (mt === 'json') {
+    // The apiVersion of JSON answers is rewritten as a whole (pipeline/index.ts); read defaults are filled here.
+    if (alias?.[2]) json = alias[2](json.toString())
     if (!pretty) return json
     return JSON.stringify(JSON.parse(json.toString()), null, 2) + '\n'
   }
   if (isProtobuf(mt)) return encodeObjectJson(alias ? aliased(json.toString(), alias) : json)
   if (mt === 'cbor') return cborFromJson(aliased(json.toString(), alias), byteFieldsOf)
-  return yamlStringify(JSON.parse(json.toString()))
+  return yamlStringify(JSON.parse(alias ? aliased(json.toString(), alias) : json.toString()))
 }
 
 export function encodeValue(value: unknown, mt: MediaType, pretty: boolean): Buffer | string {
@@ -138,7 +149,7 @@ export function encodeList(apiVersion: string, kind: string, meta: Record<string
     slices.add(0, items.length)
     return slices.finish()
   }
-  return jsonList(apiVersion, kind, meta, items, mt, pretty)
+  return jsonList(apiVersion, kind, meta, items, mt, pretty, alias)
 }
 
 /**
@@ -148,7 +159,7 @@ export function encodeList(apiVersion: string, kind: string, meta: Record<string
  */
 export async function encodeListInSlices(apiVersion: string, kind: string, meta: Record<string, unknown>, items: Array<Buffer | string>, mt: MediaType, pretty: boolean, alias?: Alias, aborted?: () => boolean): Promise<Buffer | string | null> {
   const slices = itemEncoder(apiVersion, kind, meta, items, mt, alias)
-  if (!slices) return jsonList(apiVersion, kind, meta, items, mt, pretty)
+  if (!slices) return jsonList(apiVersion, kind, meta, items, mt, pretty, alias)
   if (!(await inSlices(items.length, (from, to) => slices.add(from, to), aborted))) return null
   return slices.finish()
 }
@@ -177,7 +188,7 @@ interface ItemSlices { add(from: number, to: number): void; finish(): Buffer }
 /** The protobuf or CBOR encoder of a list, fed items by index; null for the JSON forms (stitched in one go). */
 function itemEncoder(apiVersion: string, kind: string, meta: Record<string, unknown>, items: Array<Buffer | string>, mt: MediaType, alias?: Alias): ItemSlices | null {
   if (!isProtobuf(mt) && mt !== 'cbor') return null
-  const av = alias && apiVersion.startsWith(`${alias[0]}/`) ? `${alias[1]}${apiVersion.slice(alias[0].length)}` : apiVersion
+  const av = alias && apiVersion.startsWith(alias[0]) ? `${alias[1]}${apiVersion.slice(alias[0].length)}` : apiVersion
   const texts = alias ? items.map((it) => aliased(it.toString(), alias)) : items
   let size = 0
   for (const it of texts) size += it.length
@@ -189,12 +200,15 @@ function itemEncoder(apiVersion: string, kind: string, meta: Record<string, unkn
   return { add: (from, to) => enc.add(texts, from, to), finish: () => enc.finish() }
 }
 
-function jsonList(apiVersion: string, kind: string, meta: Record<string, unknown>, items: Array<Buffer | string>, mt: MediaType, pretty: boolean): Buffer | string {
+function jsonList(apiVersion: string, kind: string, meta: Record<string, unknown>, items: Array<Buffer | string>, mt: MediaType, pretty: boolean, alias?: Alias): Buffer | string {
   const head = `{"kind":"${kind}","apiVersion":"${apiVersion}","metadata":${JSON.stringify(meta)},"items":[`
   const chunks: Buffer[] = [Buffer.from(head)]
+  // Read defaults item by item (the apiVersion of the whole list is rewritten after, as for any JSON answer).
+  const fill = alias?.[2]
   items.forEach((it, i) => {
     if (i > 0) chunks.push(COMMA)
-    chunks.push(typeof it === 'string' ? Buffer.from(it) : it)
+    if (fill) chunks.push(Buffer.from(fill(it.toString())))
+    else chunks.push(typeof it === 'string' ? Buffer.from(it) : it)
   })
   chunks.push(TAIL)
   return encodeJsonBytes(Buffer.concat(chunks), mt, pretty)

@@ -1,5 +1,5 @@
 // The stages in the order they run, and handle(): one request through all of them to a Response.
-import { methodNotAllowed, pageNotFound, resourceNotFound } from '../machinery/errors.js'
+import { ApiError, methodNotAllowed, notAcceptable, notFound, pageNotFound, resourceNotFound, unsupportedMediaType } from '../machinery/errors.js'
 import type { Registry } from '../registry/index.js'
 import type { ResolvedDefinition } from '../registry/define.js'
 import { authenticate } from './authenticate.js'
@@ -10,7 +10,8 @@ import { create, update } from './write.js'
 import { deleteCollection, remove } from './delete.js'
 import { getScale, patchScale, updateScale } from './scale.js'
 import { patch } from './patch.js'
-import { negotiate } from './encode.js'
+import { negotiate, servedMediaTypes } from './encode.js'
+import { bodyTypes } from './admission.js'
 import { virtualRoute } from './reviews.js'
 import { connect, connectSubresource } from './connect.js'
 import { metadataFormOf, tableVersionOf } from './table.js'
@@ -50,9 +51,10 @@ function resolveAlias(ctx: RequestContext): void {
 
 /** Objects answered through an alias path carry the alias apiVersion. */
 function rewriteAlias(ctx: RequestContext, r: Response): Response {
-  if (!ctx.aliasGroup || r.stream || !r.contentType.startsWith('application/json')) return r
-  const from = `"apiVersion":"${ctx.info.group}/`
-  const to = `"apiVersion":"${ctx.aliasGroup}/`
+  if ((!ctx.aliasGroup && !ctx.versionAlias) || r.stream || !r.contentType.startsWith('application/json')) return r
+  if (ctx.versionAlias !== undefined && ctx.versionAlias[0] === ctx.versionAlias[1]) return r
+  const from = ctx.versionAlias ? `"apiVersion":"${ctx.versionAlias[0]}` : `"apiVersion":"${ctx.info.group}/`
+  const to = ctx.versionAlias ? `"apiVersion":"${ctx.versionAlias[1]}` : `"apiVersion":"${ctx.aliasGroup}/`
   const body = r.body.toString()
   return body.includes(from) ? { ...r, body: body.split(from).join(to) } : r
 }
@@ -110,6 +112,8 @@ export function resolveType(ctx: RequestContext): ResolvedDefinition {
   const i = ctx.info
   const group = i.apiPrefix === 'api' ? '' : i.group
   if (i.apiPrefix === 'api' && i.version !== 'v1') throw pageNotFound()
+  // One integer comparison unless a CustomResourceDefinition was written since the last request.
+  registry.refresh()
   if (!registry.servesGroupVersion(group, i.version)) throw pageNotFound()
   const def = registry.lookup(group, i.version, i.resource)
   if (!def) throw resourceNotFound()
@@ -132,6 +136,13 @@ function route(ctx: RequestContext): Response | Promise<Response> {
   const connectSub = connectSubresource(def, i.subresource)
   if (connectSub !== undefined) return connect(ctx, def, connectSub)
   if (ctx.method === 'HEAD') throw methodNotAllowed()
+  if (def.custom !== undefined) {
+    customRequest(ctx, def)
+    // Conversion None: only apiVersion differs between versions; objects are stored in the storage version.
+    // A schema with defaults has them filled in what is read too (upstream defaults objects read from storage).
+    const other = def.custom.storageVersion !== def.version && def.custom.storageVersion !== ''
+    if (other || def.custom.readDefaults) ctx.versionAlias = [other ? `${def.group}/${def.custom.storageVersion}"` : `${def.apiVersion}"`, `${def.apiVersion}"`, def.custom.readDefaults]
+  }
   // The response form is settled before anything is written: a 406 must change nothing.
   const accept = ctx.headers['accept']
   if (!tableVersionOf(accept) && !metadataFormOf(accept, i.verb === 'list')) negotiate(accept)
@@ -161,12 +172,37 @@ function route(ctx: RequestContext): Response | Promise<Response> {
   }
 }
 
+/**
+ * What differs for a custom resource before the verb runs: no protobuf (an Accept that names it falls back to what
+ * else it names; only protobuf is 406; a protobuf body is 415), and no creates while its CRD is being deleted.
+ */
+function customRequest(ctx: RequestContext, def: ResolvedDefinition): void {
+  const accept = ctx.headers['accept']
+  if (accept !== undefined && accept.includes('protobuf')) {
+    const kept = accept.split(',').filter((p) => !/^\s*application\/vnd\.(kubernetes|orch)\.protobuf/i.test(p)).join(',')
+    if (kept.trim() === '') throw notAcceptable(servedMediaTypes().filter((t) => !t.includes('protobuf')))
+    ctx.headers['accept'] = kept
+  }
+  const ct = (ctx.headers['content-type'] ?? '').toLowerCase()
+  if (ct.includes('protobuf')) throw unsupportedMediaType(bodyTypes().filter((t) => !t.includes('protobuf')))
+  const w = def.custom!.warning
+  if (w !== undefined) ctx.responseHeaders.push(['Warning', `299 - "${w.replace(/[\\"]/g, (c) => `\\${c}`)}"`])
+  if (def.custom!.terminating && ctx.info.verb === 'create') {
+    const e = methodNotAllowed(ctx.info.verb, { group: def.group, resource: def.resource })
+    throw new ApiError(e.code, e.reason, `${ctx.info.verb} not allowed while custom resource definition is terminating`, e.details)
+  }
+}
+
 function routeSubresource(ctx: RequestContext, def: ResolvedDefinition): Response | Promise<Response> {
   const i = ctx.info
   const sub = i.subresource as 'status' | 'scale'
   const isNamespaceFinalize = def.group === '' && def.resource === 'namespaces' && i.subresource === 'finalize'
   const isEphemeral = def.ephemeralContainers !== undefined && i.subresource === 'ephemeralcontainers'
-  if (!def.subresources?.includes(sub) && !isNamespaceFinalize && !isEphemeral) throw resourceNotFound()
+  if (!def.subresources?.includes(sub) && !isNamespaceFinalize && !isEphemeral) {
+    // upstream's CRD handler: a sub-resource the version does not have is the object's NotFound.
+    if (def.custom !== undefined) throw notFound({ group: def.group, resource: def.resource }, i.name)
+    throw resourceNotFound()
+  }
   if (i.name === '') throw resourceNotFound()
   switch (`${sub} ${i.verb}`) {
     case 'status get': return get(ctx, def)

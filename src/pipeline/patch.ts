@@ -3,10 +3,9 @@ import { ApiError, badRequest, conflict, invalid, notFound, unsupportedMediaType
 import { apply as applyJsonPatch, PatchError } from '../machinery/patch/json-patch.js'
 import { apply as applyMergePatch } from '../machinery/patch/merge-patch.js'
 import { apply as applyStrategic } from '../machinery/patch/strategic-merge.js'
-import { typeTree } from '../machinery/patch/schema-walk.js'
+import type { TypeNode } from '../machinery/patch/schema-walk.js'
 import { applyPatch, conflictError, ApplyError } from '../machinery/apply/apply.js'
-import { loadDefinitions } from '../registry/schema.js'
-import type { Obj, ResolvedDefinition } from '../registry/define.js'
+import { treeOf, type Obj, type ResolvedDefinition } from '../registry/define.js'
 import type { RequestContext, Response } from './context.js'
 import { checkFields, decodeCborBody, parseYaml, type UpdateTarget } from './admission.js'
 import { hasDuplicateKeys, duplicateKeys } from '../machinery/field-validation.js'
@@ -24,8 +23,9 @@ const APPLY_CBOR = 'application/apply-patch+cbor'
 let cborApply = false
 export function configurePatch(opts: { cbor: boolean }): void { cborApply = opts.cbor }
 
-function patchTypes(): string[] {
-  const t = [JSON_PATCH, MERGE_PATCH, STRATEGIC, APPLY_YAML]
+/** The patch types of a type: no strategic merge patch for custom resources (upstream's CRD handler leaves it out). */
+function patchTypes(def?: ResolvedDefinition): string[] {
+  const t = def?.custom !== undefined ? [JSON_PATCH, MERGE_PATCH, APPLY_YAML] : [JSON_PATCH, MERGE_PATCH, STRATEGIC, APPLY_YAML]
   if (cborApply) t.push(APPLY_CBOR)
   return t
 }
@@ -61,9 +61,9 @@ function contentTypeOf(ctx: RequestContext): string { return (ctx.headers['conte
 
 export async function patch(ctx: RequestContext, def: ResolvedDefinition, target: UpdateTarget): Promise<Response> {
   const ct = contentTypeOf(ctx)
-  if (!patchTypes().includes(ct)) throw unsupportedMediaType(patchTypes())
+  if (!patchTypes(def).includes(ct)) throw unsupportedMediaType(patchTypes(def))
   const name = ctx.info.name
-  const schema = typeTree(loadDefinitions(), def.schemaRef)
+  const schema = treeOf(def)
   if (ct === APPLY_YAML || ct === APPLY_CBOR) return serverSideApply(ctx, def, target, name, schema)
   if (ctx.query.get('force') !== null) {
     throw invalid('PatchOptions.meta.orch.io', 'meta.orch.io', 'PatchOptions', '', [fieldForbidden('force', 'may not be specified for non-apply patch')])
@@ -93,7 +93,7 @@ export async function patch(ctx: RequestContext, def: ResolvedDefinition, target
   }, { leavesOldAlone: true })
 }
 
-async function serverSideApply(ctx: RequestContext, def: ResolvedDefinition, target: UpdateTarget, name: string, schema: ReturnType<typeof typeTree>): Promise<Response> {
+async function serverSideApply(ctx: RequestContext, def: ResolvedDefinition, target: UpdateTarget, name: string, schema: TypeNode): Promise<Response> {
   const manager = ctx.query.get('fieldManager')
   if (!manager) {
     throw invalid('PatchOptions.meta.orch.io', 'meta.orch.io', 'PatchOptions', '', [fieldRequired('fieldManager', 'is required for apply patch')])

@@ -295,7 +295,8 @@ export async function list(ctx: RequestContext, def: ResolvedDefinition): Promis
     const tv = ctx.info.verb === 'list' ? tableVersionOf(ctx.headers['accept']) : null
     const pm = ctx.info.verb === 'list' && !tv ? metadataFormOf(ctx.headers['accept'], true) : null
     const mt = tv || pm ? 'json' : negotiate(ctx.headers['accept'])
-    if (!tv && !pm && mt === 'json' && !ctx.pretty) {
+    // A custom resource read in another version or with read defaults takes the item-by-item path (src/pipeline/encode.ts).
+    if (!tv && !pm && mt === 'json' && !ctx.pretty && ctx.versionAlias === undefined) {
       const r = await jsonListPage(page)
       handed = r.stream !== undefined
       return r
@@ -502,7 +503,7 @@ async function encodedList(p: Page, mt: MediaType, tv: string | null): Promise<R
     add = (it) => { one[0] = it; tb.add(one, 0, 1) }
     finish = () => tb.finishJson(ctx.pretty)
   } else {
-    const av = alias && def.apiVersion.startsWith(`${alias[0]}/`) ? `${alias[1]}${def.apiVersion.slice(alias[0].length)}` : def.apiVersion
+    const av = alias && def.apiVersion.startsWith(alias[0]) ? `${alias[1]}${def.apiVersion.slice(alias[0].length)}` : def.apiVersion
     const expect = store.countKeysIn(p.shard, p.prefix, p.txn)
     if (isProtobuf(mt)) {
       const enc = new JsonListEncoder(av, def.listKind, meta, Math.min(expect * 1024, RESERVE_MAX))
@@ -529,7 +530,7 @@ async function encodedList(p: Page, mt: MediaType, tv: string | null): Promise<R
     }
   }
   const body = finish()
-  if (typeof body !== 'string' && body.length >= STREAM_AT && !ctx.aliasGroup) return streamedBody(ctx, body, contentType)
+  if (typeof body !== 'string' && body.length >= STREAM_AT && !ctx.aliasGroup && !ctx.versionAlias) return streamedBody(ctx, body, contentType)
   return { status: 200, body, contentType, headers: ctx.responseHeaders }
 }
 

@@ -54,7 +54,7 @@ export function partialObjectMetadata(o: Obj, apiVersion: string): Obj {
 function columnsOf(def: ResolvedDefinition): TableColumn[] { return def.table && def.table.length > 0 ? def.table : DEFAULT_COLUMNS }
 
 function columnDefinitions(def: ResolvedDefinition): Obj[] {
-  return columnsOf(def).map((c) => ({ name: c.name, type: c.type === 'date' ? 'string' : c.type, format: c.type === 'date' ? 'date' : (c.format ?? ''), description: c.description ?? '', priority: c.priority ?? 0 }))
+  return columnsOf(def).map((c) => ({ name: c.name, type: c.type === 'date' && !c.printerColumn ? 'string' : c.type, format: c.type === 'date' && !c.printerColumn ? 'date' : (c.format ?? ''), description: c.description ?? '', priority: c.priority ?? 0 }))
 }
 
 function includeObjectOf(query: URLSearchParams): 'None' | 'Metadata' | 'Object' {
@@ -72,7 +72,7 @@ function rowObject(o: Obj, include: 'None' | 'Metadata' | 'Object', tableApiVers
 }
 
 function rowOf(cols: TableColumn[], o: Obj, include: 'None' | 'Metadata' | 'Object', tableApiVersion: string, now: number): Obj {
-  const row: Obj = { cells: cols.map((c) => { try { return c.cell(o, now) ?? '' } catch { return '' } }) }
+  const row: Obj = { cells: cols.map((c) => { try { return c.cell(o, now) ?? (c.printerColumn ? null : '') } catch { return c.printerColumn ? null : '' } }) }
   const ro = rowObject(o, include, tableApiVersion)
   if (ro) row.object = ro
   return row

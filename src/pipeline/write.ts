@@ -1,15 +1,13 @@
 // The write path of the storage stage: create and update (guaranteedUpdate with managedFields); deletes are in delete.ts.
 import { alreadyExists, badRequest, conflict, forbidden, internal, invalid, methodNotAllowed, notFound, fieldInvalid } from '../machinery/errors.js'
 import { objectKey, recordAttrs, recordObject, recordRv, RV_MARKER } from '../machinery/storage-format.js'
-import type { Obj, ResolvedDefinition } from '../registry/define.js'
+import { treeOf, type Obj, type ResolvedDefinition } from '../registry/define.js'
 import type { RequestContext, Response } from './context.js'
 import { admissionLookups, admitPlugins } from '../admission/chain.js'
 import { enabled as admissionPlugins } from '../admission/plugins.js'
 import { admitCreate, admitUpdate, attrsOf, decodeObject, requireResourceVersion, rfc3339, toStoredJson, canonical, type UpdateTarget } from './admission.js'
 import { updateManagedFields, managerOrUserAgent } from '../machinery/apply/apply.js'
 import { FieldSet, makePath } from '../machinery/apply/fieldpath.js'
-import { typeTree } from '../machinery/patch/schema-walk.js'
-import { loadDefinitions } from '../registry/schema.js'
 import { store, registry, gr, shardOfDef, keyFor, objectResponse, withRv, isDryRun, parseRv, parseStored } from './dispatch.js'
 import type { ShardReply } from '../../actors/shard/messages.js'
 import { cloneJson, sameJsonText } from '../machinery/json-tree.js'
@@ -181,7 +179,7 @@ export function trackFields(ctx: RequestContext, def: ResolvedDefinition, old: O
 
 /** trackFields for a write the server makes on its own account, under the manager it names. */
 export function trackFieldsBy(manager: string, def: ResolvedDefinition, old: Obj | undefined, o: Obj, target: UpdateTarget | 'scale', now: number): Obj {
-  return updateManagedFields(old, o, manager, 'Update', def.apiVersion, rfc3339(now), typeTree(loadDefinitions(), def.schemaRef),
+  return updateManagedFields(old, o, manager, 'Update', def.apiVersion, rfc3339(now), treeOf(def),
     { subresource: target === 'main' ? undefined : target, ignoredFields: resetFields(def, target) })
 }
 
@@ -314,7 +312,7 @@ export async function writeStatusDirect(group: string, resource: string, old: Ob
   const def = registry.byGroupResource(group, resource)
   if (def === undefined) return false
   const now = Date.now()
-  const o = updateManagedFields(old, next, SERVER_MANAGER, 'Update', def.apiVersion, rfc3339(now), typeTree(loadDefinitions(), def.schemaRef),
+  const o = updateManagedFields(old, next, SERVER_MANAGER, 'Update', def.apiVersion, rfc3339(now), treeOf(def),
     { subresource: 'status', ignoredFields: resetFields(def, 'status') })
   const ns = String(o.metadata?.namespace ?? '')
   const name = String(o.metadata?.name ?? '')

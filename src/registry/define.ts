@@ -1,5 +1,7 @@
 // The ResourceDefinition type: everything the server knows about one resource type, declared in one file.
 import type { FieldError } from '../machinery/errors.js'
+import { typeTree, type TypeNode } from '../machinery/patch/schema-walk.js'
+import { loadDefinitions, type SchemaNode } from './schema.js'
 
 export type Verb = 'get' | 'list' | 'watch' | 'create' | 'update' | 'patch' | 'delete' | 'deletecollection'
 export type Scope = 'Namespaced' | 'Cluster'
@@ -14,6 +16,11 @@ export interface TableColumn {
   description?: string
   /** 0 = always shown, 1 = only with -o wide */
   priority?: number
+  /**
+   * A custom resource's printer column: a `date` column is announced as type `date` (not a string of format date), and
+   * a cell the path finds nothing for is null (kubectl prints `<none>`), as upstream's table convertor makes them.
+   */
+  printerColumn?: boolean
   /** The cell value; `now` is the time of the request (hooks read the clock only through arguments). */
   cell: (o: Obj, now: number) => unknown
 }
@@ -97,6 +104,26 @@ export interface ResourceDefinition {
    * the zero of such a field; in Go field order. Under `status`, what the status is filled with after each write.
    */
   zeroValues?: ZeroValues
+  /** A type served for a CustomResourceDefinition (src/registry/custom.ts). */
+  custom?: CustomInfo
+}
+
+/** What the pipeline needs of a custom resource type besides the common definition. */
+export interface CustomInfo {
+  /** metadata.name of the CRD. */
+  crdName: string
+  /** The version objects are stored in (conversion None: only apiVersion differs between versions). */
+  storageVersion: string
+  /** The structural schema as a type tree, apiVersion, kind and metadata (ObjectMeta) declared at its root. */
+  tree: TypeNode
+  /** The CRD is being deleted: no new objects. */
+  terminating: boolean
+  /** The version's openAPIV3Schema as written. */
+  schema: SchemaNode
+  /** The Warning every request of a deprecated version gets. */
+  warning?: string
+  /** One stored object's JSON with the schema's defaults filled in; only when the schema has defaults. */
+  readDefaults?: (objectJson: string) => string
 }
 
 /** See ResourceDefinition.zeroValues. */
@@ -164,6 +191,11 @@ export function fillZeroValues(o: Obj, plan: ZeroPlan): void {
       if (z.length > 0) fillZeroValues(n, z)
     }
   }
+}
+
+/** The type tree of a definition: the generated schema data's, or a custom resource's own. */
+export function treeOf(def: ResourceDefinition): TypeNode {
+  return def.custom !== undefined ? def.custom.tree : typeTree(loadDefinitions(), def.schemaRef)
 }
 
 /** All verbs of an ordinary read-write type. */

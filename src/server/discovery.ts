@@ -46,6 +46,9 @@ export interface APIResourceList {
   resources: APIResource[]
 }
 
+/** The verbs of a custom resource type, as upstream's CRD discovery lists them. */
+const CUSTOM_VERBS = ['delete', 'deletecollection', 'get', 'list', 'patch', 'create', 'update', 'watch']
+
 /** Verbs of the status and scale sub-resources. */
 const SUBRESOURCE_VERBS = ['get', 'patch', 'update']
 
@@ -108,11 +111,13 @@ export function storageVersionHash(group: string, version: string, kind: string)
 /** The discovery entries of one resource type: the resource itself, then its sub-resources. */
 export function apiResources(d: ResolvedDefinition): APIResource[] {
   const namespaced = d.scope === 'Namespaced'
-  const main: APIResource = { name: d.resource, singularName: d.singular, namespaced, kind: d.kind, verbs: [...d.verbs].sort() }
+  // A custom resource's verbs in the order upstream's CRD discovery lists them.
+  const verbs = d.custom !== undefined ? [...CUSTOM_VERBS] : [...d.verbs].sort()
+  const main: APIResource = { name: d.resource, singularName: d.singular, namespaced, kind: d.kind, verbs }
   if (d.shortNames && d.shortNames.length > 0) main.shortNames = [...d.shortNames]
   if (d.categories && d.categories.length > 0) main.categories = [...d.categories]
   // Nothing is stored for a virtual type: upstream lists no storage version hash for it.
-  if (!d.virtual) main.storageVersionHash = storageVersionHash(d.group, d.version, d.kind)
+  if (!d.virtual) main.storageVersionHash = storageVersionHash(d.group, d.custom?.storageVersion || d.version, d.kind)
   const out = [main]
   for (const sub of d.subresources ?? []) {
     if (sub === 'status') {

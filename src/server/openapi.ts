@@ -41,6 +41,8 @@ export const PATCH_CONTENT_TYPES = [
   'application/strategic-merge-patch+json',
   'application/apply-patch+yaml',
 ]
+/** What a custom resource's PATCH accepts (upstream's CRD handler: no strategic merge patch). */
+const CUSTOM_PATCH_CONTENT_TYPES = PATCH_CONTENT_TYPES.filter((t) => t !== 'application/strategic-merge-patch+json')
 const BODY_CONTENT_TYPES = ['application/json', 'application/yaml']
 const PRODUCES = ['application/json', 'application/yaml']
 const PRODUCES_LIST = ['application/json', 'application/yaml', 'application/json;stream=watch']
@@ -131,6 +133,8 @@ function groupVersionPaths(registry: RegistryView, defs: Defs, group: string, ve
   })
 
   for (const d of registry.inGroupVersion(group, version)) {
+    // Custom resources take no strategic merge patch: their PATCH operations do not list it (kubectl then merge-patches).
+    const patchTypes = d.custom !== undefined ? CUSTOM_PATCH_CONTENT_TYPES : PATCH_CONTENT_TYPES
     ensureDef(defs, d.schemaRef, `kind ${d.kind}`)
     roots.add(d.schemaRef)
     const listRef = `${d.schemaRef}List` in defs ? `${d.schemaRef}List` : undefined
@@ -187,7 +191,7 @@ function groupVersionPaths(registry: RegistryView, defs: Defs, group: string, ve
     }
     if (has('patch')) {
       item.push(op({ method: 'patch', operationId: `patch${idGV}${nsWord}${d.kind}`, action: 'patch', gvk, params: PATCH_PARAMS,
-        body: { ref: PATCH, required: true, types: PATCH_CONTENT_TYPES },
+        body: { ref: PATCH, required: true, types: patchTypes },
         responses: [{ code: '200', ref: d.schemaRef }, { code: '201', ref: d.schemaRef }, { code: '401' }] }))
     }
     if (item.length > 0) paths.set(`${base}/{name}`, { params: itemParams, ops: item })
@@ -205,7 +209,7 @@ function groupVersionPaths(registry: RegistryView, defs: Defs, group: string, ve
             body: { ref, required: true, types: BODY_CONTENT_TYPES },
             responses: [{ code: '200', ref }, { code: '201', ref }, { code: '401' }] }),
           op({ method: 'patch', operationId: `patch${idGV}${nsWord}${d.kind}${word}`, action: 'patch', gvk: subGvk, params: PATCH_PARAMS,
-            body: { ref: PATCH, required: true, types: PATCH_CONTENT_TYPES },
+            body: { ref: PATCH, required: true, types: patchTypes },
             responses: [{ code: '200', ref }, { code: '201', ref }, { code: '401' }] }),
         ],
       })
@@ -389,7 +393,7 @@ function renderV2Op(op: Op): SchemaNode {
   for (const r of op.responses) {
     responses[r.code] = r.ref ? { description: RESPONSE_DESCRIPTION[r.code], schema: { $ref: DEF_V2 + r.ref } } : { description: RESPONSE_DESCRIPTION[r.code] }
   }
-  const o: SchemaNode = { consumes: op.method === 'patch' ? [...PATCH_CONTENT_TYPES] : ['*/*'], operationId: op.operationId }
+  const o: SchemaNode = { consumes: op.method === 'patch' ? [...(op.body?.types ?? PATCH_CONTENT_TYPES)] : ['*/*'], operationId: op.operationId }
   if (params.length > 0) o.parameters = params
   o.produces = [...op.produces]
   o.responses = responses

@@ -3,6 +3,7 @@ import type { Logger } from 'pino'
 import { notAcceptable, pageNotFound } from '../machinery/errors.js'
 import type { Registry } from '../registry/index.js'
 import { loadDefinitions } from '../registry/schema.js'
+import { customDefinitions } from '../registry/custom.js'
 import type { RequestContext, Response } from '../pipeline/context.js'
 import type { NonResourceHandler, NonResourceRouter } from '../pipeline/index.js'
 import type { Store } from '../pipeline/store.js'
@@ -54,12 +55,28 @@ function lazy(build: () => string): () => string {
 export function buildRouter({ registry, store, data, log }: RouterDeps): NonResourceRouter {
   const version = lazy(() => JSON.stringify(versionInfo()))
   const api = lazy(() => JSON.stringify(apiVersions(`${data.options.bindAddress}:${data.httpsPort || data.httpPort}`)))
-  const apis = lazy(() => JSON.stringify(apiGroupList(registry)))
+  let apisDoc: string | undefined
+  const apis = () => (apisDoc ??= JSON.stringify(apiGroupList(registry)))
   const groupDocs = new Map<string, string>()
   const resourceDocs = new Map<string, string>()
-  const v2 = lazy(() => JSON.stringify(openapiV2(registry, loadDefinitions())))
+  let v2Doc: string | undefined
+  // The schema data, with the definitions of the custom resource types served now.
+  const schemaData = () => (registry.custom.length === 0 ? loadDefinitions() : { ...loadDefinitions(), ...customDefinitions(registry.custom) })
+  const v2 = () => (v2Doc ??= JSON.stringify(openapiV2(registry, schemaData())))
   let v3: ReturnType<typeof buildOpenapiV3> | undefined
-  const openapi3 = () => (v3 ??= buildOpenapiV3(registry, loadDefinitions()))
+  const openapi3 = () => (v3 ??= buildOpenapiV3(registry, schemaData()))
+  // The documents are built again once the served types change (a CustomResourceDefinition was established or removed).
+  let generation = registry.generation
+  const fresh = (): void => {
+    const g = registry.generation
+    if (g === generation) return
+    generation = g
+    apisDoc = undefined
+    v2Doc = undefined
+    v3 = undefined
+    groupDocs.clear()
+    resourceDocs.clear()
+  }
 
   const state = new Int32Array(data.state)
   const beats = new Float64Array(data.heartbeats)
@@ -102,6 +119,7 @@ export function buildRouter({ registry, store, data, log }: RouterDeps): NonReso
   return (ctx: RequestContext): NonResourceHandler | null => {
     const p = ctx.info.path.replace(/\/+$/, '') || '/'
     if (ctx.method !== 'GET' && ctx.method !== 'HEAD') return null
+    fresh()
     switch (p) {
       case '/version': return () => json(version())
       case '/api': return (c) => discovery(c, api())

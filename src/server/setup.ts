@@ -3,6 +3,9 @@ import type { MessagePort } from 'node:worker_threads'
 import type { Logger } from 'pino'
 import type { Options } from '../options.js'
 import { Registry } from '../registry/index.js'
+import { CRD_GROUP, CRD_RESOURCE } from '../registry/custom.js'
+import { recordObject, typePrefix } from '../machinery/storage-format.js'
+import type { Obj } from '../registry/define.js'
 import { SchemaSet } from '../registry/schema.js'
 import type { UserInfo } from '../pipeline/context.js'
 import { configurePipeline, type NonResourceRouter } from '../pipeline/index.js'
@@ -66,12 +69,25 @@ export interface FrontendData extends ThreadData {
 
 export interface Pipeline { registry: Registry; store: Store; authz: AuthzClient }
 
+/** Every stored CustomResourceDefinition, as of now. */
+function storedCrds(store: Store): Obj[] {
+  const shard = store.shardFor(CRD_GROUP, CRD_RESOURCE)
+  store.snapshot(shard)
+  const out: Obj[] = []
+  for (const { value } of store.range(shard, typePrefix(CRD_GROUP, CRD_RESOURCE))) {
+    try { out.push(JSON.parse(recordObject(value).toString('utf8')) as Obj) } catch { /* a record that does not parse serves nothing */ }
+  }
+  return out
+}
+
 export function setupPipeline(data: ThreadData, log: Logger, router: (p: Pipeline) => NonResourceRouter): Pipeline {
   const registry = new Registry()
   const store = new Store(data.options.dataDir, data.counters, data.shardPorts)
   const authz = new AuthzClient(data.authzPort, data.authzVersions, data.shardPorts.length)
   authz.setModes(data.options.authorizationMode, !!data.options.authorizationConfig)
   const p: Pipeline = { registry, store, authz }
+  // Custom resource types: read again from the stored CRDs whenever a CRD write was acknowledged.
+  registry.attachCustom({ stamp: () => store.crdWrites(), load: () => storedCrds(store) })
   const sa = data.serviceAccounts
   const signing = parseSigningKeyPem(sa.signingKeyPem, 'service-account signing key')
   configureAuthentication({

@@ -12,7 +12,7 @@ import type { Options } from '../options.js'
 import type { Store } from '../pipeline/store.js'
 import type { RequestContext, Response } from '../pipeline/context.js'
 import { parseSelectors, matches, matchesAttrs, indexedRequirement, type Selectors } from '../pipeline/read.js'
-import { queryInt } from '../pipeline/dispatch.js'
+import { queryInt, aliasOf } from '../pipeline/dispatch.js'
 import { negotiate, isProtobuf, contentTypeOf, aliased, cborEnabled, PROTOBUF, CBOR_SEQ, type MediaType, type Alias } from '../pipeline/encode.js'
 import { encodeObjectJson, encodeWatchEvent } from '../machinery/codecs/protobuf.js'
 import { cborWatchEvent } from '../machinery/codecs/cbor.js'
@@ -426,7 +426,9 @@ function bookmarkFrame(w: Watcher, rv: number, initialEventsEnd = false): Buffer
   const meta: Record<string, unknown> = { resourceVersion: String(rv) }
   if (initialEventsEnd) meta.annotations = { 'orch.io/initial-events-end': 'true', 'k8s.io/initial-events-end': 'true' }
   const [kind, apiVersion] = w.metadataOnly ? ['PartialObjectMetadata', w.metadataOnly] : [w.def.kind, w.def.apiVersion]
-  return frame(w.mt, 'BOOKMARK', `{"kind":"${kind}","apiVersion":"${apiVersion}","metadata":${JSON.stringify(meta)}}`, w.alias ?? undefined)
+  // A bookmark is no stored object: no read defaults for it (only the apiVersion of an alias path).
+  const alias: Alias | undefined = w.alias ? [w.alias[0], w.alias[1]] : undefined
+  return frame(w.mt, 'BOOKMARK', `{"kind":"${kind}","apiVersion":"${apiVersion}","metadata":${JSON.stringify(meta)}}`, alias)
 }
 
 function errorFrame(w: Watcher, err: ApiError): Buffer {
@@ -507,7 +509,7 @@ async function startWatch(ctx: RequestContext, def: ResolvedDefinition): Promise
   return {
     status: 200, body: '', contentType: 'application/json', headers: [],
     stream: (res: HttpResponse) => {
-      const w: Watcher = { res, def, prefix, name, sel, query: q, sentRv: 0, pending: [], pendingBytes: 0, bookmarks: queryFlag(q.get('allowWatchBookmarks')), table: tableVersionOf(ctx.headers['accept']), metadataOnly, alias: ctx.aliasGroup ? [def.group, ctx.aliasGroup] : null, mt, tableColumnsSent: false, closed: false, buffered: 0, drainWatch: false, timers: [], hub, slot: slotOf(def, typeKey, prefix, name, sel), out: [], wrote: false, finish: watchFinisher(ctx) }
+      const w: Watcher = { res, def, prefix, name, sel, query: q, sentRv: 0, pending: [], pendingBytes: 0, bookmarks: queryFlag(q.get('allowWatchBookmarks')), table: tableVersionOf(ctx.headers['accept']), metadataOnly, alias: aliasOf(ctx) ?? null, mt, tableColumnsSent: false, closed: false, buffered: 0, drainWatch: false, timers: [], hub, slot: slotOf(def, typeKey, prefix, name, sel), out: [], wrote: false, finish: watchFinisher(ctx) }
       watchMetrics.started++
       watchMetrics.active++
       res.onAborted(() => { if (!w.closed) { w.closed = true; for (const t of w.timers) clearTimeout(t); hub.remove(w); watchMetrics.active--; w.finish() } })

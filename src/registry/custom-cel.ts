@@ -1,0 +1,119 @@
+// The x-orch-validations rules of a CRD schema (upstream's x-kubernetes-validations): CEL expressions over `self` (the
+// value the rule sits on) and `oldSelf` (its value before an update; rules naming it run only when there was one).
+import { celEvaluate, celProgram, toCelValue, type CelProgram } from '../machinery/cel.js'
+import type { FieldError, CauseType } from '../machinery/errors.js'
+import type { SchemaNode } from './schema.js'
+
+type Obj = Record<string, any>
+const isObj = (v: unknown): v is Obj => v !== null && typeof v === 'object' && !Array.isArray(v)
+
+interface Rule {
+  rule: string
+  program: CelProgram
+  message: string | undefined
+  messageExpression: CelProgram | undefined
+  reason: string | undefined
+  fieldPath: string | undefined
+  transition: boolean
+}
+
+const compiled = new WeakMap<object, Rule[]>()
+
+function rulesOf(s: SchemaNode): Rule[] {
+  let r = compiled.get(s)
+  if (r !== undefined) return r
+  const list: unknown[] = Array.isArray(s['x-orch-validations']) ? s['x-orch-validations'] : []
+  r = []
+  for (const x of list) {
+    if (!isObj(x) || typeof x.rule !== 'string') continue
+    r.push({
+      rule: x.rule, program: celProgram(x.rule),
+      message: typeof x.message === 'string' && x.message !== '' ? x.message : undefined,
+      messageExpression: typeof x.messageExpression === 'string' && x.messageExpression !== '' ? celProgram(x.messageExpression) : undefined,
+      reason: typeof x.reason === 'string' ? x.reason : undefined,
+      fieldPath: typeof x.fieldPath === 'string' && x.fieldPath !== '' ? x.fieldPath : undefined,
+      transition: /\boldSelf\b/.test(x.rule) && x.optionalOldSelf !== true,
+    })
+  }
+  compiled.set(s, r)
+  return r
+}
+
+/** Whether any node of the schema carries rules (only then is an object walked for them). */
+export function hasRules(s: unknown): boolean {
+  if (Array.isArray(s)) return s.some(hasRules)
+  if (!isObj(s)) return false
+  if (Array.isArray(s['x-orch-validations']) && s['x-orch-validations'].length > 0) return true
+  return Object.values(s).some((v) => typeof v === 'object' && hasRules(v))
+}
+
+function join(path: string, child: string): string { return path === '' ? child : `${path}.${child}` }
+
+/** `.spec.x` or `spec.x` under the rule's node. */
+function withFieldPath(path: string, fp: string | undefined): string {
+  if (fp === undefined) return path
+  const rel = fp.replace(/^\./, '').replace(/\['([^']*)'\]/g, '.$1')
+  return rel === '' ? path : join(path, rel)
+}
+
+function errorFor(reason: string | undefined, field: string, type: string, detail: string): FieldError {
+  const t: CauseType = reason === 'FieldValueForbidden' ? 'FieldValueForbidden' : reason === 'FieldValueRequired' ? 'FieldValueRequired' : reason === 'FieldValueDuplicate' ? 'FieldValueDuplicate' : 'FieldValueInvalid'
+  if (t === 'FieldValueForbidden' || t === 'FieldValueRequired') return { type: t, field, detail }
+  if (t === 'FieldValueDuplicate') return { type: t, field, value: type }
+  return { type: t, field, value: type, detail }
+}
+
+/** Evaluates the rules of `s` on `v` (and below it); `old` is the value before the update, when there is one. */
+export function validateRules(s: SchemaNode, v: unknown, old: unknown, path: string, errs: FieldError[]): void {
+  if (!isObj(s) || v === undefined || v === null) return
+  const rules = rulesOf(s)
+  if (rules.length > 0) {
+    const self = toCelValue(v)
+    const oldSelf = old === undefined ? undefined : toCelValue(old)
+    const type = typeof s.type === 'string' ? s.type : ''
+    for (const r of rules) {
+      if (r.transition && old === undefined) continue
+      const activation: Record<string, unknown> = { self }
+      if (oldSelf !== undefined) activation.oldSelf = oldSelf
+      const out = celEvaluate(r.program, activation)
+      if (out instanceof Promise) continue
+      const field = withFieldPath(path, r.fieldPath)
+      if (!out.ok) {
+        errs.push({ type: 'FieldValueInvalid', field, value: type, detail: out.detail })
+        continue
+      }
+      if (out.value === true) continue
+      let msg = r.message ?? `failed rule: ${r.rule.trim()}`
+      if (r.messageExpression) {
+        const m = celEvaluate(r.messageExpression, activation)
+        if (!(m instanceof Promise) && m.ok && typeof m.value === 'string' && m.value.trim() !== '' && !m.value.includes('\n')) msg = m.value
+      }
+      errs.push(errorFor(r.reason, field, type, msg))
+    }
+  }
+  if (Array.isArray(v)) {
+    if (isObj(s.items)) v.forEach((x, i) => validateRules(s.items, x, undefined, `${path}[${i}]`, errs))
+    return
+  }
+  if (!isObj(v)) return
+  const props = isObj(s.properties) ? s.properties : undefined
+  if (props) {
+    for (const k of Object.keys(props)) {
+      if (v[k] === undefined) continue
+      validateRules(props[k], v[k], isObj(old) ? old[k] : undefined, join(path, k), errs)
+    }
+  }
+  if (isObj(s.additionalProperties)) {
+    for (const k of Object.keys(v)) {
+      if (props && k in props) continue
+      validateRules(s.additionalProperties, v[k], isObj(old) ? old[k] : undefined, `${path}[${k}]`, errs)
+    }
+  }
+}
+
+/** upstream's hasBlockingErr: a type, required, enum or size error leaves the rules unchecked, with this note. */
+export function blockingNote(errs: FieldError[]): FieldError | undefined {
+  const blocking = errs.some((e) => e.type === 'FieldValueNotSupported' || e.type === 'FieldValueRequired' || e.type === 'FieldValueTooLong' || e.type === 'FieldValueTooMany' || e.type === 'FieldValueTypeInvalid')
+  if (!blocking) return undefined
+  return { type: 'FieldValueInvalid', field: '', value: 'null', detail: 'some validation rules were not checked because the object was invalid; correct the existing errors to complete validation' }
+}
