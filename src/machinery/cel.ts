@@ -136,7 +136,21 @@ const RESULT_TEXT: Record<Exclude<CelResult, 'any'>, string> = { bool: 'must eva
  * function the expression is accepted rather than refused).
  */
 export function celCompileProblem(expr: string, result: CelResult, decls: CelDeclarations): string | undefined {
-  const env = environment(decls)
+  // A variable not declared before this expression (a later one, itself, or none): upstream's undefined field.
+  const missingVariable = (missing: string): number | undefined => {
+    if (decls.variableTypes === undefined) return undefined
+    const at = new RegExp(`\\bvariables\\s*\\.\\s*${missing}\\b`).exec(expr)
+    return at === null ? undefined : at.index + at[0].length - missing.length - 1
+  }
+  return compileProblem(environment(decls), expr, result, declaredNames(decls), missingVariable)
+}
+
+/**
+ * The shared steps of the compile checks: parse (syntax errors), undeclared identifiers, the library's type check
+ * (a "no such key" failure reported at the position `missingAt` finds, other failures not: the library lacks
+ * Kubernetes' CEL libraries), then the result type.
+ */
+function compileProblem(env: ReturnType<typeof environment>, expr: string, result: CelResult, names: Iterable<string>, missingAt: (key: string) => number | undefined): string | undefined {
   let parsed: { ast: unknown }
   try {
     parsed = env.parse(expr) as unknown as { ast: unknown }
@@ -145,16 +159,14 @@ export function celCompileProblem(expr: string, result: CelResult, decls: CelDec
     const summary = e.summary ?? String(e.message ?? err).split('\n')[0]
     return `compilation failed: ${display(expr, { pos: e.range?.start ?? 0, message: `Syntax error: ${summary}` })}`
   }
-  const issues = undeclared(parsed.ast, new Set(declaredNames(decls)))
+  const issues = undeclared(parsed.ast, new Set(names))
   if (issues.length > 0) return `compilation failed: ${issues.map((i) => display(expr, i)).join('\n')}`
   let checked: { valid: boolean; type?: unknown; error?: { message?: string } }
   try { checked = env.check(expr) as typeof checked } catch { return undefined }
   if (!checked.valid) {
-    // A variable not declared before this expression (a later one, itself, or none): upstream's undefined field. Other
-    // check failures are not reported: the library lacks Kubernetes' CEL libraries.
-    const missing = decls.variableTypes !== undefined ? /^No such key: (\w+)/.exec(checked.error?.message ?? '')?.[1] : undefined
-    const at = missing !== undefined ? new RegExp(`\\bvariables\\s*\\.\\s*${missing}\\b`).exec(expr) : null
-    if (at !== null) return `compilation failed: ${display(expr, { pos: at.index + at[0].length - missing!.length - 1, message: `undefined field '${missing}'` })}`
+    const missing = /^No such key: (\w+)/.exec(checked.error?.message ?? '')?.[1]
+    const pos = missing !== undefined ? missingAt(missing) : undefined
+    if (pos !== undefined) return `compilation failed: ${display(expr, { pos, message: `undefined field '${missing}'` })}`
     return undefined
   }
   if (result === 'any') return undefined
@@ -470,29 +482,8 @@ function environmentWith(vars: CelVariables): Environment {
  * (a function it lacks) is not reported, as for admission expressions.
  */
 export function celCompileProblemWith(expr: string, result: CelResult, vars: CelVariables): string | undefined {
-  const env = environmentWith(vars)
-  let parsed: { ast: unknown }
-  try {
-    parsed = env.parse(expr) as unknown as { ast: unknown }
-  } catch (err) {
-    const e = err as { range?: { start?: number }; summary?: string; message?: string }
-    const summary = e.summary ?? String(e.message ?? err).split('\n')[0]
-    return `compilation failed: ${display(expr, { pos: e.range?.start ?? 0, message: `Syntax error: ${summary}` })}`
-  }
-  const issues = undeclared(parsed.ast, new Set(Object.keys(vars)))
-  if (issues.length > 0) return `compilation failed: ${issues.map((i) => display(expr, i)).join('\n')}`
-  let checked: { valid: boolean; type?: unknown; error?: { message?: string } }
-  try { checked = env.check(expr) as typeof checked } catch { return undefined }
-  if (!checked.valid) {
-    const missing = /^No such key: (\w+)/.exec(checked.error?.message ?? '')?.[1]
-    const at = missing !== undefined ? new RegExp(`\\.\\s*${missing}\\b`).exec(expr) : null
-    if (at !== null) return `compilation failed: ${display(expr, { pos: at.index, message: `undefined field '${missing}'` })}`
-    return undefined
-  }
-  if (result === 'any') return undefined
-  const type = String(checked.type)
-  const ok = result === 'string-or-null' ? type === 'string' || type === 'null' : type === result
-  return ok ? undefined : RESULT_TEXT[result]
+  const missingField = (missing: string): number | undefined => new RegExp(`\\.\\s*${missing}\\b`).exec(expr)?.index
+  return compileProblem(environmentWith(vars), expr, result, Object.keys(vars), missingField)
 }
 
 /** A program over `vars` for celEvaluate, with its syntax tree (for checks of which fields it reads). */
