@@ -178,15 +178,9 @@ function versionDefinition(crd: Obj, spec: Obj, names: Obj, v: Obj, storage: str
   // The status sub-resource checks status against its own schema, paths under `status` (upstream's statusSchemaValidator).
   const statusSchema = hasStatus && isObj(schema.properties) && isObj(schema.properties.status) ? schema.properties.status : undefined
   const statusValidator = statusSchema ? compile(statusSchema, false) : undefined
-  const validateStatus = (o: Obj, old: Obj): FieldError[] => {
-    const errs: FieldError[] = []
-    if (statusValidator && o.status !== undefined && !statusValidator(o.status)) {
-      for (const e of statusValidator.errors ?? []) {
-        const fe = toFieldError(o.status, e)
-        if (fe) { fe.field = fe.field === '' ? 'status' : fe.field.startsWith('[') ? `status${fe.field}` : `status.${fe.field}`; errs.push(fe) }
-      }
-    }
-    if (scaleSpec) errs.push(...scaleErrors(o, scaleSpec, true))
+  /** The checks after the schema's own (scale paths, embedded objects, list types, then the CEL rules unless blocked). */
+  const rest = (o: Obj, old: Obj | undefined, errs: FieldError[], statusOnly: boolean): FieldError[] => {
+    if (scaleSpec) errs.push(...scaleErrors(o, scaleSpec, statusOnly))
     if (embedded) embeddedErrors(schema, o, '', errs)
     if (listTypes) listErrors(schema, o, '', errs)
     if (rules) {
@@ -196,6 +190,16 @@ function versionDefinition(crd: Obj, spec: Obj, names: Obj, v: Obj, storage: str
     }
     return errs
   }
+  const validateStatus = (o: Obj, old: Obj): FieldError[] => {
+    const errs: FieldError[] = []
+    if (statusValidator && o.status !== undefined && !statusValidator(o.status)) {
+      for (const e of statusValidator.errors ?? []) {
+        const fe = toFieldError(o.status, e)
+        if (fe) { fe.field = fe.field === '' ? 'status' : fe.field.startsWith('[') ? `status${fe.field}` : `status.${fe.field}`; errs.push(fe) }
+      }
+    }
+    return rest(o, old, errs, true)
+  }
   const validate = (o: Obj, old?: Obj): FieldError[] => {
     const errs: FieldError[] = []
     if (validator && !validator(o)) {
@@ -204,15 +208,7 @@ function versionDefinition(crd: Obj, spec: Obj, names: Obj, v: Obj, storage: str
         if (fe) errs.push(fe)
       }
     }
-    if (scaleSpec) errs.push(...scaleErrors(o, scaleSpec))
-    if (embedded) embeddedErrors(schema, o, '', errs)
-    if (listTypes) listErrors(schema, o, '', errs)
-    if (rules) {
-      const note = blockingNote(errs)
-      if (note) errs.push(note)
-      else validateRules(schema, o, old, '', errs)
-    }
-    return errs
+    return rest(o, old, errs, false)
   }
   const custom: CustomInfo = { crdName: String(crd.metadata?.name ?? ''), storageVersion: storage, tree, terminating, schema }
   if (hasDefaults(schema)) custom.readDefaults = (json) => {
