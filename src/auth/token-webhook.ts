@@ -2,15 +2,8 @@
 // the TTL; each front-end keeps an answer until the same expiry, under a hash of the token (never the token itself).
 import { createHash } from 'node:crypto'
 import type { UserInfo } from '../pipeline/context.js'
+import type { TokenReviewAnswer } from '../../actors/authz/messages.js'
 
-/** The actor's answer (actors/authz/messages.ts TokenReviewAnswer). */
-export interface TokenReviewAnswer {
-  ok: boolean
-  user?: { username: string; uid: string; groups: string[]; extra?: Record<string, string[]> }
-  audiences?: string[]
-  error: string
-  expires: number
-}
 
 export type WebhookTokenResult = { ok: true; user: UserInfo; audiences: string[] } | { ok: false; error: string }
 

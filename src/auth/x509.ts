@@ -1,4 +1,5 @@
 // Client certificates: CA bundles (--client-ca-file, --requestheader-client-ca-file), chain verification, the x509 user (CN, O, UID) and the request-header (front proxy) user.
+import type { Options } from '../options.js'
 import { X509Certificate, createHash } from 'node:crypto'
 import { readFileSync } from 'node:fs'
 import type { UserInfo } from '../pipeline/context.js'
@@ -319,16 +320,8 @@ export interface CertAuthnData {
   uidFromCert: boolean
 }
 
-export interface CertAuthnOptions {
-  clientCaFile: string
-  requestheaderClientCaFile: string
-  requestheaderAllowedNames: string[]
-  requestheaderUsernameHeaders: string[]
-  requestheaderUidHeaders: string[]
-  requestheaderGroupHeaders: string[]
-  requestheaderExtraHeadersPrefix: string[]
-  featureGates: Record<string, boolean>
-}
+export type CertAuthnOptions = Pick<Options, 'clientCaFile' | 'requestheaderClientCaFile' | 'requestheaderAllowedNames' | 'requestheaderUsernameHeaders'
+  | 'requestheaderUidHeaders' | 'requestheaderGroupHeaders' | 'requestheaderExtraHeadersPrefix' | 'featureGates'>
 
 /**
  * Reads and checks the bundles of the options (a bad one throws a CaBundleError carrying the flag); undefined when
