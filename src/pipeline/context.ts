@@ -25,6 +25,9 @@ export interface Response {
   release?: () => void
 }
 
+/** The query of every request that has none (nothing writes to a request's query), one shared instance. */
+export const EMPTY_QUERY = new URLSearchParams()
+
 export class RequestContext {
   readonly method: string
   readonly url: string

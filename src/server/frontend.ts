@@ -6,7 +6,7 @@ import type { HttpRequest, HttpResponse, TemplatedApp, us_listen_socket } from '
 import { entityTooLarge, BODY_LIMIT } from '../machinery/errors.js'
 import { gzipSync } from 'node:zlib'
 import { readFileSync } from 'node:fs'
-import { RequestContext, type Response } from '../pipeline/context.js'
+import { EMPTY_QUERY, RequestContext, type Response } from '../pipeline/context.js'
 import { handle } from '../pipeline/index.js'
 import { parseRequestInfo } from './request-info.js'
 import { writeResponse, errorResponse } from './respond.js'
@@ -48,7 +48,6 @@ function maybeGzip(ctx: RequestContext, r: Response): void {
 }
 
 let nextReq = 0
-const NO_QUERY = new URLSearchParams()
 const HAS_BODY = new Set(['POST', 'PUT', 'PATCH', 'DELETE'])
 
 function onRequest(res: HttpResponse, req: HttpRequest, peer: PeerRequest | undefined): void {
@@ -61,7 +60,7 @@ function onRequest(res: HttpResponse, req: HttpRequest, peer: PeerRequest | unde
     const headers: Record<string, string> = {}
     req.forEach((k, v) => { headers[k] = headers[k] === undefined ? v : `${headers[k]},${v}` })
     // Nothing writes to a request's query: requests without one share one empty instance.
-    const query = q === '' ? NO_QUERY : new URLSearchParams(q)
+    const query = q === '' ? EMPTY_QUERY : new URLSearchParams(q)
     const info = parseRequestInfo(method, url, query)
     const reqId = `${data.index}-${++nextReq}`
     ctx = new RequestContext(method, url, query, headers, info, log, reqId)

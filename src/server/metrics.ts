@@ -4,7 +4,7 @@
 // object counts and the process's own.
 import { BroadcastChannel } from 'node:worker_threads'
 import { readdirSync } from 'node:fs'
-import type { RequestContext } from '../pipeline/context.js'
+import { EMPTY_QUERY, type RequestContext } from '../pipeline/context.js'
 import type { FlowMetrics } from '../../actors/flow-control/messages.js'
 
 /** apiserver_request_duration_seconds (upstream's SLO buckets). */
@@ -95,7 +95,7 @@ function newSeries(labels: string): Series {
 /** The series of a request, or undefined when it is not counted. */
 function seriesOf(ctx: RequestContext): Series | undefined {
   const def = ctx.def
-  const common = def !== undefined && ctx.info.subresource === '' && ctx.aliasGroup === undefined && (ctx.query.size === 0 || !ctx.query.has('dryRun'))
+  const common = def !== undefined && ctx.info.subresource === '' && ctx.aliasGroup === undefined && (ctx.query === EMPTY_QUERY || !ctx.query.has('dryRun'))
   if (common) {
     const scope = scopeOf(ctx)
     const slot = FAST_VERBS[verbOf(ctx, scope)] * 3 + FAST_SCOPES[scope]
