@@ -6,7 +6,7 @@ import { parse as parseYaml } from 'yaml'
 import { fieldErrorBody, fieldRequired, fieldInvalid, fieldNotSupported, fieldDuplicate, fieldTooMany, type FieldError } from '../../src/machinery/errors.js'
 import { dns1123Subdomain } from '../../src/machinery/validation.js'
 import { celCompileProblem } from '../../src/machinery/cel.js'
-import { goDuration } from '../../src/machinery/tabwriter.js'
+import { goDuration, parseGoDuration as goParseDuration } from '../../src/machinery/tabwriter.js'
 
 export interface WebhookSpec {
   authorizedTtlMs: number
@@ -43,24 +43,10 @@ export function chainFromFlags(modes: readonly string[], webhook: WebhookFlags |
 
 // ---------------------------------------------------------------- Go durations
 
-const UNITS: Record<string, number> = { ns: 1e-6, us: 1e-3, 'µs': 1e-3, 'μs': 1e-3, ms: 1, s: 1000, m: 60_000, h: 3_600_000 }
-
 /** time.ParseDuration, in milliseconds; undefined when it does not parse. */
 export function parseGoDuration(s: string): number | undefined {
-  let rest = s
-  let sign = 1
-  if (rest.startsWith('-') || rest.startsWith('+')) { sign = rest[0] === '-' ? -1 : 1; rest = rest.slice(1) }
-  if (rest === '0') return 0
-  if (rest === '') return undefined
-  let total = 0
-  const re = /^(\d+(?:\.\d*)?|\.\d+)(ns|us|µs|μs|ms|s|m|h)/
-  while (rest !== '') {
-    const m = re.exec(rest)
-    if (!m) return undefined
-    total += Number(m[1]) * UNITS[m[2]]
-    rest = rest.slice(m[0].length)
-  }
-  return sign * total
+  const r = goParseDuration(s)
+  return 'error' in r ? undefined : r.ns / 1e6
 }
 
 const showDuration = (ms: number): string => goDuration(ms * 1e6)

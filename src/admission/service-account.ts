@@ -4,6 +4,7 @@ import { MIRROR_POD_ANNOTATION } from '../machinery/node-refs.js'
 import { objectKey, recordObject } from '../machinery/storage-format.js'
 import type { Obj } from '../registry/define.js'
 import type { Store } from '../pipeline/store.js'
+import { ROOT_CA_CONFIGMAP } from '../machinery/node-refs.js'
 
 export const DEFAULT_ACCOUNT = 'default'
 /** upstream's kubernetes.io/enforce-mountable-secrets, in this brand. */
@@ -12,8 +13,6 @@ export const ENFORCE_MOUNTABLE_SECRETS_ANNOTATION = 'orch.io/enforce-mountable-s
 export const TOKEN_VOLUME_PREFIX = 'kube-api-access-'
 /** upstream's /var/run/secrets/kubernetes.io/serviceaccount, in this brand. */
 export const TOKEN_MOUNT_PATH = '/var/run/secrets/orch.io/serviceaccount'
-/** The ConfigMap the root CA publisher keeps in every namespace (upstream kube-root-ca.crt). */
-export const ROOT_CA_CONFIGMAP = 'orch-root-ca.crt'
 /** upstream WarnOnlyBoundTokenExpirationSeconds: an hour and 7 seconds, which marks tokens the kubelet mounted. */
 export const TOKEN_EXPIRATION_SECONDS = 3607
 

@@ -1,6 +1,6 @@
 // The AuthenticationConfiguration file (--authentication-config) and the --oidc-* flags: decoding, upstream's validation
 // with its field paths and texts, and the compiled form the JWT authenticators run (CEL programs compiled once here).
-import { X509Certificate } from 'node:crypto'
+import { parseCaBundle } from './x509.js'
 import { parseDocument } from 'yaml'
 import { fieldErrorBody, fieldDuplicate, fieldInvalid, fieldRequired, fieldTooMany, type FieldError } from '../machinery/errors.js'
 import { domainPrefixedPath } from '../machinery/validation.js'
@@ -254,14 +254,10 @@ function urlProblems(field: string, raw: string, disallowed: string[]): FieldErr
   return errs
 }
 
-/** cert.NewPoolFromBytes: at least one PEM certificate block that parses. */
+/** cert.NewPoolFromBytes: at least one PEM certificate block, and every one parses (the CA bundle reader of x509.ts). */
 function caProblem(pem: string): string | undefined {
-  const blocks = pem.match(/-----BEGIN CERTIFICATE-----[\s\S]*?-----END CERTIFICATE-----/g) ?? []
-  let good = 0
-  for (const b of blocks) {
-    try { new X509Certificate(b); good++ } catch { return 'data does not contain any valid RSA or ECDSA certificates' }
-  }
-  return good === 0 ? 'data does not contain any valid RSA or ECDSA certificates' : undefined
+  try { parseCaBundle('certificateAuthority', '', pem) } catch { return 'data does not contain any valid RSA or ECDSA certificates' }
+  return undefined
 }
 
 function compile(field: string, expr: string, result: CelResult, vars: CelVariables, errs: FieldError[]): (CelProgram & { ast: unknown }) | undefined {

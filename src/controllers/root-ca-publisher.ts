@@ -1,12 +1,11 @@
 // The root CA publisher: every active namespace has the ConfigMap orch-root-ca.crt holding the cluster CA (ca.crt), put back when changed or deleted.
 import type { Logger } from 'pino'
 import { typePrefix } from '../machinery/storage-format.js'
+import { ROOT_CA_CONFIGMAP } from '../machinery/node-refs.js'
 import type { Obj } from '../registry/define.js'
 import type { InternalClient } from '../server/internal-client.js'
 import { QueueController } from './queue.js'
 
-/** upstream's kube-root-ca.crt, in this brand (as kube-system is orch-system). */
-export const ROOT_CA_CONFIGMAP = 'orch-root-ca.crt'
 export const ROOT_CA_DESCRIPTION_ANNOTATION = 'orch.io/description'
 const DESCRIPTION = 'The CA bundle that verifies the serving certificate of this cluster\'s API server, for clients inside the cluster. No other use is promised.'
 

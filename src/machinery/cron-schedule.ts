@@ -1,4 +1,5 @@
 // Checks of a CronJob schedule as upstream's parser reads it (five fields, or a descriptor, optionally after TZ=/CRON_TZ=), and of a time zone name as Go's time.LoadLocation accepts it.
+import { parseGoDuration } from './tabwriter.js'
 
 /** The range and names of one cron field. */
 interface Bounds { min: number; max: number; names?: Record<string, number> }
@@ -66,29 +67,10 @@ function checkRange(expr: string, b: Bounds): void {
   if (step === 0) throw new CronError(`step of range should be a positive number: ${expr}`)
 }
 
-const DURATION_UNITS = new Set(['ns', 'us', 'µs', 'μs', 'ms', 's', 'm', 'h'])
-
 /** Go's time.ParseDuration, as far as its errors go: the error text, or '' when the text is a duration. */
 export function goDurationError(text: string): string {
-  const invalid = `time: invalid duration ${goQuote(text)}`
-  let s = text
-  if (s.startsWith('-') || s.startsWith('+')) s = s.slice(1)
-  if (s === '0') return ''
-  if (s === '') return invalid
-  const NS: Record<string, number> = { ns: 1, us: 1e3, 'µs': 1e3, 'μs': 1e3, ms: 1e6, s: 1e9, m: 60e9, h: 3600e9 }
-  let total = 0
-  while (s !== '') {
-    const num = /^(\d*)(?:\.(\d*))?/.exec(s)!
-    if (num[1] === '' && (num[2] === undefined || num[2] === '')) return invalid
-    s = s.slice(num[0].length)
-    const unit = /^[^0-9.]*/.exec(s)![0]
-    if (unit === '') return `time: missing unit in duration ${goQuote(text)}`
-    if (!DURATION_UNITS.has(unit)) return `time: unknown unit ${goQuote(unit)} in duration ${goQuote(text)}`
-    s = s.slice(unit.length)
-    total += Number(`${num[1] || '0'}.${num[2] ?? '0'}`) * NS[unit]
-    if (total > 9.223372036854775807e18) return invalid
-  }
-  return ''
+  const r = parseGoDuration(text)
+  return 'error' in r ? r.error : ''
 }
 
 /**

@@ -6,6 +6,8 @@ export const NODES_GROUP = 'system:nodes'
 export const MIRROR_POD_ANNOTATION = 'orch.io/config.mirror'
 /** The namespace of node leases (upstream `kube-node-lease`). */
 export const NODE_LEASE_NAMESPACE = 'orch-node-lease'
+/** The ConfigMap of the cluster CA in every namespace, which pods' token volumes mount (upstream kube-root-ca.crt). */
+export const ROOT_CA_CONFIGMAP = 'orch-root-ca.crt'
 
 /** upstream NodeIdentity: a node is a user named `system:node:<name>` in group `system:nodes`; the name may be "". */
 export function nodeIdentity(user: string, groups: readonly string[]): { isNode: boolean; nodeName: string } {

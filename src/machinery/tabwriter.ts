@@ -69,6 +69,32 @@ function fraction(v: number, digits: number): string {
   return f === '' ? '' : `.${f}`
 }
 
+const DURATION_NS: Record<string, number> = { ns: 1, us: 1e3, 'µs': 1e3, 'μs': 1e3, ms: 1e6, s: 1e9, m: 60e9, h: 3600e9 }
+
+/** Go's time.ParseDuration: the duration in nanoseconds, or the error text Go gives. */
+export function parseGoDuration(text: string): { ns: number } | { error: string } {
+  const q = JSON.stringify
+  const invalid = { error: `time: invalid duration ${q(text)}` }
+  let s = text
+  let sign = 1
+  if (s.startsWith('-') || s.startsWith('+')) { sign = s[0] === '-' ? -1 : 1; s = s.slice(1) }
+  if (s === '0') return { ns: 0 }
+  if (s === '') return invalid
+  let total = 0
+  while (s !== '') {
+    const num = /^(\d*)(?:\.(\d*))?/.exec(s)!
+    if (num[1] === '' && (num[2] === undefined || num[2] === '')) return invalid
+    s = s.slice(num[0].length)
+    const unit = /^[^0-9.]*/.exec(s)![0]
+    if (unit === '') return { error: `time: missing unit in duration ${q(text)}` }
+    if (!(unit in DURATION_NS)) return { error: `time: unknown unit ${q(unit)} in duration ${q(text)}` }
+    s = s.slice(unit.length)
+    total += Number(`${num[1] || '0'}.${num[2] ?? '0'}`) * DURATION_NS[unit]
+    if (total > 9.223372036854775807e18) return invalid
+  }
+  return { ns: sign * total }
+}
+
 /** A duration in nanoseconds the way Go's time.Duration prints it: 0s, 750ns, 1.5µs, 5ms, 2.25s, 1m30s, 2h0m0s. */
 export function goDuration(nanoseconds: number): string {
   let ns = Math.round(nanoseconds)

@@ -4,7 +4,7 @@ import { objectKey, recordObject, recordRv } from '../machinery/storage-format.j
 import { verifyToken, type ServiceAccountLookups, type VerificationKey } from '../auth/service-account.js'
 import { authenticateBootstrapToken, parseBootstrapToken } from '../auth/bootstrap-token.js'
 import { impersonate } from './impersonate.js'
-import type { JwtAuthenticators } from '../auth/jwt.js'
+import type { JwtAuthenticators } from '../auth/jwt-setup.js'
 import { authenticatePeer, type CertAuthnConfig } from '../auth/x509.js'
 import type { Store } from './store.js'
 import type { RequestContext, UserInfo } from './context.js'

@@ -62,7 +62,7 @@ export interface FrontendData extends ThreadData {
   httpsPort: number
   tls: { certFile: string; keyFile: string }
   /** JWT authenticators (--authentication-config or --oidc-*), when configured */
-  jwt?: import('../auth/jwt.js').JwtSetup
+  jwt?: import('../auth/jwt-setup.js').JwtSetup
   /** --client-ca-file / --requestheader-*: front-end 0 serves the secure port with node:http2 and reads client certificates */
   certAuth?: CertAuthnData
 }

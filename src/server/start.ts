@@ -13,7 +13,7 @@ import { parsePolicyFile, PolicyFileError, type AbacPolicy } from '../../actors/
 import { ensurePki, ensureAdminToken, writeAdminKubeconfig } from '../bootstrap/pki.js'
 import { readTokenFile } from '../auth/token-file.js'
 import { loadServiceAccountKeys, type ServiceAccountKeys } from '../auth/service-account.js'
-import { prepareJwtSetup, type JwtSetup } from '../auth/jwt.js'
+import { prepareJwtSetup, type JwtSetup } from '../auth/jwt-setup.js'
 import { certAuthnData, requestHeaderWarnings, CaBundleError, type CertAuthnData } from '../auth/x509.js'
 import type { UserInfo } from '../pipeline/context.js'
 import type { FrontendData, ServiceAccountData } from './setup.js'

@@ -10,6 +10,18 @@ import { Agent, request as undiciRequest } from 'undici'
 export const root = fileURLToPath(new URL('../../', import.meta.url))
 export const mainJs = join(root, 'dist/src/main.js')
 
+/** Runs the server's main with `args` until it exits (killed after `timeoutMs`): its exit code and its output, stdout and stderr together. */
+export function runMain(args: string[], timeoutMs = 20_000): Promise<{ code: number | null; out: string }> {
+  return new Promise((resolve) => {
+    const p = spawn(process.execPath, [mainJs, ...args], { stdio: ['ignore', 'pipe', 'pipe'] })
+    let out = ''
+    p.stdout!.on('data', (d) => { out += d })
+    p.stderr!.on('data', (d) => { out += d })
+    const timer = setTimeout(() => p.kill('SIGKILL'), timeoutMs)
+    p.on('exit', (code) => { clearTimeout(timer); resolve({ code, out }) })
+  })
+}
+
 export function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const s = net.createServer()

@@ -2,12 +2,11 @@
 // auth can-i (access reviews) and real requests, both file forms, the authenticated/unauthenticated groups,
 // non-resource paths, and the start-up errors of bad flags and bad files.
 import t from 'tap'
-import { spawn } from 'node:child_process'
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { runKubectl } from '../helpers/kubectl.js'
-import { startServer, mainJs, type TestServer } from '../helpers/server.js'
+import { startServer, runMain as runServerMain, type TestServer } from '../helpers/server.js'
 
 const work = mkdtempSync(join(tmpdir(), 'orch-abac-'))
 const home = mkdtempSync(join(work, 'home-'))
@@ -95,17 +94,10 @@ t.test('kubectl auth can-i --list: the rules of the policies (SelfSubjectRulesRe
   t.notMatch(r.stdout, /deployments/, 'erin\'s group policy is not bob\'s')
 })
 
+
+/** The server's main with `args`; port 1 is never bound: every run here stops before it listens. */
 function runMain(args: string[]): Promise<{ code: number | null; out: string }> {
-  return new Promise((resolve) => {
-    const dir = mkdtempSync(join(work, 'data-'))
-    // Port 1 is never bound: every run here stops before it listens.
-    const p = spawn(process.execPath, [mainJs, '--port', '1', '--secure-port', '0', '--data-dir', dir, ...args], { stdio: ['ignore', 'pipe', 'pipe'] })
-    let out = ''
-    p.stdout!.on('data', (d) => { out += d })
-    p.stderr!.on('data', (d) => { out += d })
-    const timer = setTimeout(() => p.kill('SIGKILL'), 20000)
-    p.on('exit', (code) => { clearTimeout(timer); resolve({ code, out }) })
-  })
+  return runServerMain(['--port', '1', '--secure-port', '0', '--data-dir', mkdtempSync(join(work, 'data-')), ...args])
 }
 
 t.test('bad flags and bad policy files refuse the start', async (t) => {

@@ -1,24 +1,17 @@
 // Black-box: --enable-admission-plugins / --disable-admission-plugins: upstream's start-up errors, --help, and what
 // turning a plugin off changes.
 import t from 'tap'
-import { spawn } from 'node:child_process'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { startServer, mainJs } from '../helpers/server.js'
+import { startServer, runMain as runServerMain } from '../helpers/server.js'
 
-function runMain(args: string[]): Promise<{ code: number | null; out: string }> {
-  return new Promise((resolve) => {
-    const dir = mkdtempSync(join(tmpdir(), 'orch-plugins-'))
-    // Port 1 is never bound: every run here stops at its flags.
-    const p = spawn(process.execPath, [mainJs, '--port', '1', '--secure-port', '0', '--data-dir', dir, ...args], { stdio: ['ignore', 'pipe', 'pipe'] })
-    let out = ''
-    p.stdout!.on('data', (d) => { out += d })
-    p.stderr!.on('data', (d) => { out += d })
-    const timer = setTimeout(() => p.kill('SIGKILL'), 20000)
-    p.on('exit', (code) => { clearTimeout(timer); rmSync(dir, { recursive: true, force: true }); resolve({ code, out }) })
-  })
+/** The server's main with `args`; port 1 is never bound: every run here stops at its flags. */
+async function runMain(args: string[]): Promise<{ code: number | null; out: string }> {
+  const dir = mkdtempSync(join(tmpdir(), 'orch-plugins-'))
+  try { return await runServerMain(['--port', '1', '--secure-port', '0', '--data-dir', dir, ...args]) } finally { rmSync(dir, { recursive: true, force: true }) }
 }
+
 
 const pod = (name: string, spec: Record<string, unknown> = {}) => ({ apiVersion: 'v1', kind: 'Pod', metadata: { name }, spec: { containers: [{ name: 'c', image: 'i' }], ...spec } })
 

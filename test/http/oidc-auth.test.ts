@@ -3,13 +3,12 @@
 // through kubectl 1.32 (auth whoami over TLS), TokenReview (upstream's error texts) and 401 Status bodies; key rotation,
 // file reload, an issuer unreachable at start, RBAC for the mapped user, and the start-up refusals.
 import t from 'tap'
-import { spawn } from 'node:child_process'
 import { mkdtempSync, rmSync, writeFileSync, renameSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { stringify as toYaml } from 'yaml'
 import { runKubectl } from '../helpers/kubectl.js'
-import { startServer, mainJs, freePort, type TestServer } from '../helpers/server.js'
+import { startServer, freePort, runMain, type TestServer } from '../helpers/server.js'
 import { startOidcProvider, makeKey, makeTlsMaterial, type OidcProvider } from '../helpers/oidc-provider.js'
 
 const work = mkdtempSync(join(tmpdir(), 'orch-oidc-'))
@@ -49,16 +48,6 @@ async function waitFor(what: string, f: () => Promise<boolean>, ms = 30_000): Pr
   }
 }
 
-function runMain(args: string[]): Promise<{ code: number | null; out: string }> {
-  return new Promise((resolve) => {
-    const p = spawn(process.execPath, [mainJs, ...args], { stdio: ['ignore', 'pipe', 'pipe'] })
-    let out = ''
-    p.stdout!.on('data', (d) => { out += d })
-    p.stderr!.on('data', (d) => { out += d })
-    const timer = setTimeout(() => p.kill('SIGKILL'), 30000)
-    p.on('exit', (code) => { clearTimeout(timer); resolve({ code, out }) })
-  })
-}
 
 t.test('--oidc-* flags', async (t) => {
   const s = await startServer({
@@ -295,7 +284,7 @@ t.test("the file's anonymous section: anonymous requests only on the listed path
 
 t.test('start-up refusals', async (t) => {
   const dir = mkdtempSync(join(work, 'data-'))
-  const start = async (args: string[]) => runMain(['--port', String(await freePort()), '--secure-port', '0', '--data-dir', dir, ...args])
+  const start = async (args: string[]) => runMain(['--port', String(await freePort()), '--secure-port', '0', '--data-dir', dir, ...args], 30_000)
   const file = (name: string, cfg: unknown) => { const f = join(work, name); writeFileSync(f, typeof cfg === 'string' ? cfg : toYaml(cfg)); return f }
   const jwt = (over: Record<string, unknown> = {}) => ({ issuer: { url: idp.issuer, audiences: ['orch'] }, claimMappings: { username: { claim: 'sub', prefix: '' } }, ...over })
   const doc = (list: unknown[]) => ({ apiVersion: 'apiserver.config.orch.io/v1', kind: 'AuthenticationConfiguration', jwt: list })

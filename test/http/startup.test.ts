@@ -1,21 +1,10 @@
 // Start-up: a taken port, bad flags, the ready line, gzip and the compression gate.
 import t from 'tap'
-import { spawn } from 'node:child_process'
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { startServer, mainJs } from '../helpers/server.js'
+import { startServer, runMain } from '../helpers/server.js'
 
-function runMain(args: string[]): Promise<{ code: number | null; out: string }> {
-  return new Promise((resolve) => {
-    const p = spawn(process.execPath, [mainJs, ...args], { stdio: ['ignore', 'pipe', 'pipe'] })
-    let out = ''
-    p.stdout!.on('data', (d) => { out += d })
-    p.stderr!.on('data', (d) => { out += d })
-    const timer = setTimeout(() => p.kill('SIGKILL'), 20000)
-    p.on('exit', (code) => { clearTimeout(timer); resolve({ code, out }) })
-  })
-}
 
 t.test('a port already taken by a running server fails the start, naming the flag', async (t) => {
   const s = await startServer()
