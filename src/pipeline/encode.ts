@@ -83,6 +83,17 @@ export function negotiate(accept: string | undefined): MediaType {
   throw notAcceptable(servedMediaTypes())
 }
 
+/** Whether the Accept list takes JSON at all: application/json, application or any type with any subtype (not an `as=` form). */
+export function acceptsJson(accept: string | undefined): boolean {
+  if (accept === undefined || accept.trim() === '') return true
+  for (const e of parseAccept(accept)) {
+    if (e.params.as !== undefined) continue
+    if (e.type === '*' && (e.sub === '*' || e.sub === '')) return true
+    if (e.type === 'application' && (e.sub === 'json' || e.sub === '*')) return true
+  }
+  return false
+}
+
 /**
  * Discovery documents: CBOR when that is the client's first choice (and served), else JSON whatever was asked for
  * (they have no protobuf form, and an Accept nothing matches still gets JSON, as before CBOR).

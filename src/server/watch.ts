@@ -13,7 +13,7 @@ import type { Store } from '../pipeline/store.js'
 import type { RequestContext, Response } from '../pipeline/context.js'
 import { parseSelectors, matches, matchesAttrs, indexedRequirement, type Selectors } from '../pipeline/read.js'
 import { queryInt, aliasOf } from '../pipeline/dispatch.js'
-import { negotiate, isProtobuf, contentTypeOf, aliased, cborEnabled, PROTOBUF, CBOR_SEQ, type MediaType, type Alias } from '../pipeline/encode.js'
+import { negotiate, acceptsJson, isProtobuf, contentTypeOf, aliased, cborEnabled, PROTOBUF, CBOR_SEQ, type MediaType, type Alias } from '../pipeline/encode.js'
 import { encodeObjectJson, encodeWatchEvent } from '../machinery/codecs/protobuf.js'
 import { cborWatchEvent } from '../machinery/codecs/cbor.js'
 import { byteFieldsOf } from '../registry/byte-fields.js'
@@ -463,7 +463,12 @@ function watchFinisher(ctx: RequestContext): () => void {
 async function startWatch(ctx: RequestContext, def: ResolvedDefinition): Promise<Response> {
   const q = ctx.query
   const metadataOnly = tableVersionOf(ctx.headers['accept']) ? null : metadataFormOf(ctx.headers['accept'], false)
-  const mt: MediaType = tableVersionOf(ctx.headers['accept']) || metadataOnly ? 'json' : negotiate(ctx.headers['accept'])
+  let mt: MediaType = tableVersionOf(ctx.headers['accept']) || metadataOnly ? 'json' : negotiate(ctx.headers['accept'])
+  // uWS completes a response's headers only with its first body bytes. A JSON stream starts with white space and a
+  // binary one that takes bookmarks with a BOOKMARK (below); a binary one without bookmarks has no frame it could
+  // send, so a quiet watch would hold its client in Watch() until the first change (kubectl's wait for a pod of a
+  // Deployment never timed out). When the client takes JSON too, as client-go always offers, the stream is JSON.
+  if (mt !== 'json' && mt !== 'yaml' && !queryFlag(q.get('allowWatchBookmarks')) && acceptsJson(ctx.headers['accept'])) mt = 'json'
   if (mt === 'yaml') throw notAcceptable(cborEnabled() ? ['application/json', PROTOBUF, 'application/cbor'] : ['application/json', PROTOBUF])
   const sel = parseSelectors(ctx, def)
   const rvParam = q.get('resourceVersion') ?? ''

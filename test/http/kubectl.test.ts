@@ -173,6 +173,18 @@ t.test('kubectl get cm -w prints a row for an object created after it started', 
   }
 })
 
+t.test('kubectl logs deploy/x with no pod gives up after --pod-running-timeout (its protobuf watch gets its headers)', async (t) => {
+  const d = { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'nopods' }, spec: { selector: { matchLabels: { app: 'nopods' } }, template: { metadata: { labels: { app: 'nopods' } }, spec: { containers: [{ name: 'c', image: 'x' }] } } } }
+  t.equal((await s.request('POST', '/apis/apps/v1/namespaces/default/deployments', d)).status, 201)
+  const started = Date.now()
+  // kubectl lists the Deployment's pods, then watches for one (typed client: protobuf with JSON, no bookmarks) until the
+  // timeout. Before, that watch's headers never came and kubectl waited until it was killed.
+  const r = await kubectl(['logs', 'deploy/nopods', '--pod-running-timeout=2s'], { timeoutMs: 15_000 })
+  t.equal(r.code, 1, `exit 1, not killed (stderr: ${r.stderr})`)
+  t.match(r.stderr, /timed out waiting for the condition/)
+  t.ok(Date.now() - started < 12_000, 'it returned on its own timeout')
+})
+
 t.test('restart keeps data, certificates and the admin token; kubectl works again', async (t) => {
   const files = ['pki/ca.crt', 'pki/ca.key', 'pki/apiserver.crt', 'pki/apiserver.key', 'admin-token']
   const before = new Map(files.map((f) => [f, readFileSync(join(s.dataDir, f), 'utf8')]))

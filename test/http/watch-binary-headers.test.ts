@@ -1,7 +1,8 @@
 // A quiet binary watch (protobuf or CBOR) that takes bookmarks gets its response headers at once, with one BOOKMARK at
 // the version it resumes from: client-go's Watch() returns only when the headers are complete, and uWS completes them
-// only with the first body bytes. A JSON watch starts with white space instead; a binary one without bookmarks has
-// no frame it could send and still waits for its first event.
+// only with the first body bytes. A JSON watch starts with white space instead. A binary one without bookmarks has no
+// frame it could send: when the client takes JSON too (client-go always offers it), it is answered in JSON; asked for
+// protobuf alone, it still waits for its first event.
 import t from 'tap'
 import http from 'node:http'
 import { decode } from 'cbor-x'
@@ -81,4 +82,35 @@ t.test('JSON watch without bookmarks: headers at once (white space), no BOOKMARK
   await new Promise((r) => setTimeout(r, 300))
   t.notMatch(Buffer.concat(w.chunks).toString(), /BOOKMARK/)
   w.req.destroy()
+})
+
+t.test('protobuf-or-JSON watch without bookmarks (client-go typed Watch, e.g. kubectl logs deploy/x): JSON, headers at once', async (t) => {
+  const rv = await quietVersion('pjw')
+  const w = await open(`/api/v1/namespaces/pjw/configmaps?watch=true&resourceVersion=${rv}`, `${PROTOBUF},application/json`, 5000)
+  t.ok(w, 'the headers arrive before any change')
+  if (!w) return
+  t.equal(w.status, 200)
+  t.equal(w.contentType, 'application/json')
+  const got = new Promise<void>((r) => { const i = setInterval(() => { if (Buffer.concat(w.chunks).includes('"ADDED"')) { clearInterval(i); r() } }, 20) })
+  t.equal((await s.request('POST', '/api/v1/namespaces/pjw/configmaps', { metadata: { name: 'b' } })).status, 201)
+  await got
+  const lines = Buffer.concat(w.chunks).toString().trim().split('\n')
+  t.same(lines.map((l) => JSON.parse(l).type), ['ADDED'], 'the change arrives as a JSON event, and nothing before it')
+  t.equal(JSON.parse(lines[0]).object.metadata.name, 'b')
+  w.req.destroy()
+})
+
+t.test('protobuf-only watch without bookmarks keeps protobuf (no unasked BOOKMARK): its headers wait for the first event', async (t) => {
+  const rv = await quietVersion('pow')
+  const quiet = await open(`/api/v1/namespaces/pow/configmaps?watch=true&resourceVersion=${rv}`, PROTOBUF, 700)
+  t.equal(quiet, null, 'no complete headers while nothing changes')
+  const w = open(`/api/v1/namespaces/pow/configmaps?watch=true&resourceVersion=${rv}`, PROTOBUF, 5000)
+  await new Promise((r) => setTimeout(r, 200))
+  t.equal((await s.request('POST', '/api/v1/namespaces/pow/configmaps', { metadata: { name: 'b' } })).status, 201)
+  const opened = await w
+  t.ok(opened, 'the first event completes the headers')
+  if (!opened) return
+  t.equal(opened.contentType, `${PROTOBUF};stream=watch`)
+  t.ok((await opened.first).includes('ADDED'))
+  opened.req.destroy()
 })
