@@ -672,6 +672,26 @@ t.test('a body or patch that leaves the object without the name of the URL is 40
   t.equal((await get(cm('noname'))).data.a, '1', 'nothing changed')
 })
 
+t.test('a strategic merge patch upstream answers with a 500 (unknown $patch, wrong type, missing merge key) is 400 here and changes nothing', async (t) => {
+  let r = await s.request('POST', `${NS}/configmaps`, configMap('smpbad', { a: '1' }))
+  t.equal(r.status, 201, r.text)
+  const rv = r.json.metadata.resourceVersion
+  r = await patch(cm('smpbad'), SMP, { data: { $patch: 'x' } })
+  t.equal(r.status, 400, r.text)
+  t.equal(r.json?.reason, 'BadRequest')
+  t.equal(r.json?.message, 'unknown patch type: x in map: map[$patch:x]')
+  r = await patch(cm('smpbad'), SMP, { '$setElementOrder/data': [1] })
+  t.equal(r.status, 400, r.text)
+  t.equal(r.json?.message, 'expected a []interface {}, but received a map[string]interface {}')
+  r = await s.request('POST', `${NS}/pods`, { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'smpbad' }, spec: { automountServiceAccountToken: false, containers: [{ name: 'app', image: 'x' }] } })
+  t.equal(r.status, 201, r.text)
+  r = await patch(`${NS}/pods/smpbad`, SMP, { spec: { containers: [{ image: 'y' }] } })
+  t.equal(r.status, 400, r.text)
+  t.equal(r.json?.message, 'map: map[image:y] does not contain declared merge key: name')
+  t.equal((await get(`${NS}/pods/smpbad`)).spec.containers[0].image, 'x', 'the pod is unchanged')
+  t.equal((await get(cm('smpbad'))).metadata.resourceVersion, rv, 'the ConfigMap is unchanged')
+})
+
 t.test('the scale sub-resource: dryRun stores nothing; the writer owns spec.replicas under subresource scale', async (t) => {
   let r = await s.request('POST', `${APPS}/deployments`, deployment('sc', [{ name: 'c', image: 'i' }], 2))
   t.equal(r.status, 201, r.text)

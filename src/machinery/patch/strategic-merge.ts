@@ -2,7 +2,9 @@
 // apimachinery strategicpatch.StrategicMergeMapPatch (MergeParallelList and IgnoreUnmatchedNulls on): merge keys and
 // strategies come from the schema walker; directives `$patch` (replace / delete; merge is rejected), `$retainKeys`,
 // `$deleteFromPrimitiveList/<field>` and `$setElementOrder/<field>`. Errors are PatchErrors with the upstream texts
-// and the upstream status mapping (400 for bad directive formats, 422 for lists of lists, 500 for the rest).
+// and the upstream status mapping (400 for bad directive formats, 422 for lists of lists), except that what upstream
+// answers with a 500 (a missing merge key, an unknown `$patch`, a value of the wrong type) is a 400 here with the same
+// text: it is the client's patch that is wrong, and a 500 tells a client to retry.
 import { PatchError } from './json-patch.js'
 import { isObject, jsonClone } from './schema-walk.js'
 import type { TypeNode } from './schema-walk.js'
@@ -42,10 +44,10 @@ function goTypeName(v: unknown): string {
   return typeof v
 }
 
-function internalErr(text: string): PatchError { return new PatchError('Internal', text) }
-function errNoMergeKey(m: unknown, k: string): PatchError { return internalErr(`map: ${goFmt(m)} does not contain declared merge key: ${k}`) }
-function errBadArgType(expected: string, actual: unknown): PatchError { return internalErr(`expected a ${expected}, but received a ${goTypeName(actual)}`) }
-function errBadPatchType(t: unknown, m: unknown): PatchError { return internalErr(`unknown patch type: ${goFmt(t)} in map: ${goFmt(m)}`) }
+function patchErr(text: string): PatchError { return new PatchError('BadRequest', text) }
+function errNoMergeKey(m: unknown, k: string): PatchError { return patchErr(`map: ${goFmt(m)} does not contain declared merge key: ${k}`) }
+function errBadArgType(expected: string, actual: unknown): PatchError { return patchErr(`expected a ${expected}, but received a ${goTypeName(actual)}`) }
+function errBadPatchType(t: unknown, m: unknown): PatchError { return patchErr(`unknown patch type: ${goFmt(t)} in map: ${goFmt(m)}`) }
 
 // ---- helpers ----
 
@@ -108,7 +110,7 @@ function extractKey(s: string, prefix: string): string {
   if (slash < 0 || s.slice(0, slash) !== prefix) {
     if (prefix === DELETE_FROM_PRIMITIVE_LIST) throw new PatchError('BadRequest', ErrBadPatchFormatForPrimitiveList)
     if (prefix === SET_ELEMENT_ORDER) throw new PatchError('BadRequest', ErrBadPatchFormatForSetElementOrderList)
-    throw internalErr(`fail to find unknown prefix "${prefix}" in ${s}\n`)
+    throw patchErr(`fail to find unknown prefix "${prefix}" in ${s}\n`)
   }
   return s.slice(slash + 1)
 }
@@ -121,8 +123,8 @@ function strategyOf(strategies: readonly string[]): string {
     case 2:
       if (strategies[0] === RETAIN_KEYS_STRATEGY) return strategies[1]!
       if (strategies[1] === RETAIN_KEYS_STRATEGY) return strategies[0]!
-      throw internalErr(`unexpected patch strategy: ${goFmt(strategies)}`)
-    default: throw internalErr(`unexpected patch strategy: ${goFmt(strategies)}`)
+      throw patchErr(`unexpected patch strategy: ${goFmt(strategies)}`)
+    default: throw patchErr(`unexpected patch strategy: ${goFmt(strategies)}`)
   }
 }
 
@@ -135,11 +137,11 @@ function sliceElementKind(...slices: unknown[][]): ElemKind {
         prev = k
         if (k === 'list') throw new PatchError('Invalid', ErrNoListOfLists)
       } else if (prev !== k) {
-        throw internalErr(`list element types are not identical: ${goFmt(slices)}`)
+        throw patchErr(`list element types are not identical: ${goFmt(slices)}`)
       }
     }
   }
-  if (prev === undefined) throw internalErr('no elements in any of the given slices')
+  if (prev === undefined) throw patchErr('no elements in any of the given slices')
   return prev === 'map' ? 'map' : 'scalar'
 }
 
@@ -161,7 +163,7 @@ function orderIndex(list: unknown[], mergeKey: string, kind: ElemKind): Map<unkn
 function findMapByKey(list: unknown[], key: string, value: unknown): number {
   for (let i = 0; i < list.length; i++) {
     const item = list[i]
-    if (!isObject(item)) throw internalErr(`value for key ${i} is not a map`)
+    if (!isObject(item)) throw patchErr(`value for key ${i} is not a map`)
     if (has(item, key) && item[key] === value) return i
   }
   return -1
@@ -247,7 +249,7 @@ function partitionPrimitives(merged: unknown[], by: unknown[]): [unknown[], unkn
 function partitionMaps(merged: unknown[], by: unknown[], mergeKey: string): [unknown[], unknown[]] {
   const keys = new Set<unknown>()
   by.forEach((x, i) => {
-    if (!isObject(x)) throw internalErr(`value for key ${i} is not a map`)
+    if (!isObject(x)) throw patchErr(`value for key ${i} is not a map`)
     if (has(x, mergeKey)) keys.add(x[mergeKey])
   })
   const patch: unknown[] = []
@@ -415,7 +417,7 @@ function mergeSlice(original: unknown[], patch: unknown[], elem: TypeNode, merge
     }
     merged = dedupeScalars([...original, ...patch])
   } else {
-    if (mergeKey === '') throw internalErr('cannot merge lists without merge key for struct')
+    if (mergeKey === '') throw patchErr('cannot merge lists without merge key for struct')
     ;[orig, pat] = mergeSliceWithSpecialElements(original, patch, mergeKey)
     merged = mergeSliceWithoutSpecialElements(orig.slice(), pat, mergeKey, elem)
   }
@@ -438,7 +440,7 @@ function mergeSliceWithSpecialElements(original: unknown[], patch: unknown[], me
     } else if (directive === REPLACE) {
       replace = true
     } else if (directive === MERGE) {
-      throw internalErr('merging lists cannot yet be specified in the patch')
+      throw patchErr('merging lists cannot yet be specified in the patch')
     } else {
       throw errBadPatchType(directive, m)
     }
@@ -450,7 +452,7 @@ function mergeSliceWithSpecialElements(original: unknown[], patch: unknown[], me
 function mergeSliceWithoutSpecialElements(original: unknown[], patch: unknown[], mergeKey: string, elem: TypeNode): unknown[] {
   const pos = new Map<unknown, number>()
   original.forEach((item, i) => {
-    if (!isObject(item)) throw internalErr(`value for key ${i} is not a map`)
+    if (!isObject(item)) throw patchErr(`value for key ${i} is not a map`)
     if (has(item, mergeKey) && !pos.has(item[mergeKey])) pos.set(item[mergeKey], i)
   })
   for (const v of patch) {
