@@ -1,6 +1,6 @@
 // The admission stage: decode the body, default, system metadata, the type's strategy, validation; canonical JSON out.
 import { randomUUID, randomBytes } from 'node:crypto'
-import { parse as yamlParse, parseDocument, isMap, isSeq, isScalar } from 'yaml'
+import { parse as yamlParse, parseDocument, isMap, isSeq, isScalar, visit as yamlVisit } from 'yaml'
 import { pruneUnknown, hasDuplicateKeys, duplicateKeys, scrubDecoded, countTextKeys } from '../machinery/field-validation.js'
 import { decodeObject as decodePb } from '../machinery/codecs/protobuf.js'
 import { decodeCbor, cborTypeOf, CborError } from '../machinery/codecs/cbor.js'
@@ -86,6 +86,8 @@ function decodeOtherBody(ctx: RequestContext, ct: string, text: string): unknown
 
 /** YAML with duplicate keys is accepted and the duplicates are recorded for field validation. */
 export function parseYaml(ctx: RequestContext, text: string): unknown {
+  // An alias inside the node it names (`a: &x [*x]`) makes a value that contains itself; go-yaml refuses it.
+  if (text.includes('*')) refuseSelfContainingAnchors(text)
   try {
     return yamlParse(text)
   } catch (err) {
@@ -97,6 +99,17 @@ export function parseYaml(ctx: RequestContext, text: string): unknown {
   const v = doc.toJS() as unknown
   ctx.duplicateFields = duplicateKeys(yamlAsJsonWithDuplicates(doc))
   return v
+}
+
+function refuseSelfContainingAnchors(text: string): void {
+  const doc = parseDocument(text, { uniqueKeys: false })
+  if (doc.errors.length > 0) return
+  yamlVisit(doc, {
+    Alias(_key, node, path) {
+      const target = node.resolve(doc)
+      if (target !== undefined && path.includes(target)) throw badRequest(`error converting YAML to JSON: yaml: anchor '${node.source}' value contains itself`)
+    },
+  })
 }
 
 /** The YAML document as JSON text that keeps duplicate keys, so the JSON scanner can name them. */

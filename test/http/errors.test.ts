@@ -283,6 +283,24 @@ t.test('400 BadRequest for malformed JSON', async (t) => {
   t.equal((await s.request('GET', `${CM}/mal`)).status, 404, 'not created')
 })
 
+t.test('400 BadRequest for YAML whose anchor contains itself (a create, an update, a server-side apply): no 500', async (t) => {
+  const msg = "error converting YAML to JSON: yaml: anchor 'x' value contains itself"
+  const c = await unchanged(t, () => s.request('POST', CM, 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: loop}\nx: &x [*x]\n', { 'content-type': 'application/yaml' }))
+  isStatus(t, c, 400)
+  t.same(c.json, failure(400, 'BadRequest', msg))
+  const u = await unchanged(t, () => s.request('PUT', `${CM}/cm-a`, 'apiVersion: v1\nkind: ConfigMap\nmetadata: &x {name: cm-a, labels: {a: *x}}\n', { 'content-type': 'application/yaml' }))
+  isStatus(t, u, 400)
+  t.equal(u.json?.message, msg)
+  const a = await unchanged(t, () => s.request('PATCH', `${CM}/cm-a?fieldManager=loop`, 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: cm-a}\ndata: &x {k: *x}\n', { 'content-type': 'application/apply-patch+yaml' }))
+  isStatus(t, a, 400)
+  t.equal(a.json?.message, msg)
+  // an alias of a node outside itself is fine
+  const ok = await s.request('POST', CM, 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: alias-ok, labels: &l {a: b}, annotations: *l}\n', { 'content-type': 'application/yaml' })
+  t.equal(ok.status, 201, ok.text)
+  t.same(ok.json?.metadata?.annotations, { a: 'b' })
+  t.equal((await s.request('DELETE', `${CM}/alias-ok`)).status, 200)
+})
+
 t.test('400 BadRequest when the body name differs from the URL name', async (t) => {
   const b = structuredClone(cm)
   b.metadata.name = 'other'
