@@ -121,7 +121,9 @@ async function writeScale(ctx: RequestContext, def: ResolvedDefinition, body: Ob
     let cur: Obj = o
     for (const p of path.slice(0, -1)) cur = (cur[p] ??= {})
     cur[path[path.length - 1]] = replicas
-    admitUpdate(ctx, def, o, old, 'main')
+    // No mutating webhook sees a scale's parent object (the Scale is not stored as such).
+    const mutated = admitUpdate(ctx, def, o, old, 'main')
+    if (mutated) await mutated
     // Admission sees the Scale, as upstream's scale sub-resource hands it on.
     const admitted = admitPolicyOnly(ctx, def, 'UPDATE', SCALE_KIND, scaleOf(def, o), scaleOf(def, old))
     if (admitted) await admitted
