@@ -196,21 +196,22 @@ export function admitMutating(ctx: RequestContext, def: ResolvedDefinition, oper
 
 /**
  * Runs after a write's own admission (defaults, strategy, validation) and before it is stored. `object` is the new
- * object (absent on delete), `oldObject` the stored one (update, delete). Throws the error to answer. Returns a promise
+ * object (absent on delete), `oldObject` the stored one (update, delete), `options` the operation's options when the
+ * request's query does not hold them all (a delete's DeleteOptions). Throws the error to answer. Returns a promise
  * only when it must wait (the RBAC escalation check; the quota charge, in a namespace with quotas; an authorizer check
  * of a policy): callers await only then, so that a write goes on to its store put without a microtask turn in between.
  * ValidatingAdmissionPolicy runs last, as upstream orders its plugins; with no policy bound it costs one comparison.
  */
-export function admitPlugins(ctx: RequestContext, def: ResolvedDefinition, operation: AdmissionOperation, object?: Obj, oldObject?: Obj): void | Promise<void> {
+export function admitPlugins(ctx: RequestContext, def: ResolvedDefinition, operation: AdmissionOperation, object?: Obj, oldObject?: Obj, options?: Obj): void | Promise<void> {
   // A delete has no mutating stage of its own: its mutating webhooks (which may only look) run first.
   if (operation === 'DELETE' && enabled.mutatingAdmissionWebhook && mutatingWebhooksExist()) {
-    const hooks = admitMutatingWebhooks(ctx, def, operation, object, oldObject)
-    if (hooks !== undefined) return hooks.then(() => admitValidating(ctx, def, operation, object, oldObject))
+    const hooks = admitMutatingWebhooks(ctx, def, operation, object, oldObject, options)
+    if (hooks !== undefined) return hooks.then(() => admitValidating(ctx, def, operation, object, oldObject, options))
   }
-  return admitValidating(ctx, def, operation, object, oldObject)
+  return admitValidating(ctx, def, operation, object, oldObject, options)
 }
 
-function admitValidating(ctx: RequestContext, def: ResolvedDefinition, operation: AdmissionOperation, object?: Obj, oldObject?: Obj): void | Promise<void> {
+function admitValidating(ctx: RequestContext, def: ResolvedDefinition, operation: AdmissionOperation, object?: Obj, oldObject?: Obj, options?: Obj): void | Promise<void> {
   const admitted = admitBuiltIn(ctx, def, operation, object, oldObject)
   // pods/binding is admitted upstream as the create of a Binding, which this write does not have.
   const binding = ctx.info.subresource === 'binding'
@@ -219,7 +220,7 @@ function admitValidating(ctx: RequestContext, def: ResolvedDefinition, operation
   if (!policies && !hooks) return then(admitted, () => admitQuota(ctx, def, operation, object, oldObject))
   // pods/eviction is the create of a policy/v1 Eviction, as upstream's request kind says.
   const kind = ctx.info.subresource === 'eviction' ? EVICTION_KIND : undefined
-  return then(then(admitted, () => admitExtensions(ctx, def, operation, kind, object, oldObject, undefined, policies, hooks)), () => admitQuota(ctx, def, operation, object, oldObject))
+  return then(then(admitted, () => admitExtensions(ctx, def, operation, kind, object, oldObject, options, policies, hooks)), () => admitQuota(ctx, def, operation, object, oldObject))
 }
 
 /** ValidatingAdmissionPolicy, then ValidatingAdmissionWebhook (upstream's order), each when asked for. */

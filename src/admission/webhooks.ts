@@ -226,9 +226,14 @@ function reviewOf(version: string, uid: string, a: Attributes, m: Matched): Obj 
   request.userInfo = userInfo
   request.object = a.object ?? null
   request.oldObject = a.oldObject ?? null
-  request.dryRun = dryRunOf(a.ctx)
+  request.dryRun = dryRun(a)
   request.options = a.options
   return { kind: 'AdmissionReview', apiVersion: `${REVIEW_GROUP}/${version}`, request }
+}
+
+/** Whether the request is a dry run: by its query, or by the options of its body (a delete's). */
+function dryRun(a: Attributes): boolean {
+  return dryRunOf(a.ctx) || (Array.isArray(a.options?.dryRun) && a.options.dryRun.includes('All'))
 }
 
 /** upstream ResolveEndpoint: a ready endpoint of the Service's port, from its EndpointSlices (else its Endpoints). */
@@ -282,7 +287,7 @@ interface Verdict { allowed: boolean; patch: unknown[] | undefined; result: Obj 
  * ApiError otherwise.
  */
 async function call(h: Hook, a: Attributes, m: Matched, mutatingHook: boolean): Promise<Verdict> {
-  if (dryRunOf(a.ctx) && h.sideEffects !== 'None' && h.sideEffects !== 'NoneOnDryRun') {
+  if (dryRun(a) && h.sideEffects !== 'None' && h.sideEffects !== 'NoneOnDryRun') {
     throw badRequest(`admission webhook "${h.name}" does not support dry run`)
   }
   if (h.reviewVersion === undefined) throw new CallFailure(h.name, 'could not create admission objects: webhook does not accept known AdmissionReview versions (v1, v1beta1)')
@@ -420,9 +425,9 @@ function exempt(def: ResolvedDefinition): boolean {
  * object. Undefined when no webhook matches the request's rules and selectors (nothing to wait for); else resolves
  * to whether the object changed. Call only when mutatingWebhooksExist().
  */
-export function admitMutatingWebhooks(ctx: RequestContext, def: ResolvedDefinition, operation: PolicyOperation, object: Obj | undefined, oldObject: Obj | undefined): Promise<boolean> | undefined {
+export function admitMutatingWebhooks(ctx: RequestContext, def: ResolvedDefinition, operation: PolicyOperation, object: Obj | undefined, oldObject: Obj | undefined, options?: Obj): Promise<boolean> | undefined {
   if (exempt(def)) return undefined
-  const a = attributesOf(ctx, def, operation, object, oldObject)
+  const a = attributesOf(ctx, def, operation, object, oldObject, undefined, options)
   const hooks = mutating
   const first: Array<Matched | undefined> = hooks.map((h) => matchOfHook(h, a))
   if (!first.some((m) => m !== undefined)) return undefined

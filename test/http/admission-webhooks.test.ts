@@ -268,6 +268,39 @@ t.test('rules, namespaceSelector, objectSelector and match conditions decide whi
   t.match(r.json.message, /^configmaps "cel-broken" is forbidden: expression 'object\.data\.missing == "x"' resulted in error: no such key: missing/)
 })
 
+t.test('a namespace is matched by its own labels; a subresource rule (pods/status) matches only that subresource', async (t) => {
+  routes.set('/namespaces', allow)
+  routes.set('/status', (r) => reply(r, { allowed: true, patchType: 'JSONPatch', patch: patchOf([{ op: 'add', path: '/status/message', value: 'seen by the webhook' }]) }))
+  await configure(t, 'namespaces', [{ path: '/namespaces', rules: [{ apiGroups: [''], apiVersions: ['v1'], operations: ['CREATE'], resources: ['namespaces'] }], extra: { namespaceSelector: { matchLabels: { hooks: 'on' } } } }])
+  await configure(t, 'pod-status', [{ path: '/status', rules: [{ apiGroups: [''], apiVersions: ['v1'], operations: ['CREATE', 'UPDATE'], resources: ['pods/status'] }] }], true)
+  let before = hook.received.length
+  let r = await s.request('POST', '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'ns-unlabelled' } })
+  t.equal(r.status, 201, r.text)
+  t.equal(calls('/namespaces', before).length, 0)
+  r = await s.request('POST', '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'ns-labelled', labels: { hooks: 'on' } } })
+  t.equal(r.status, 201, r.text)
+  t.equal(calls('/namespaces', before).length, 1, 'the labels of the namespace being created')
+  t.teardown(async () => { await s.request('DELETE', '/api/v1/namespaces/ns-unlabelled'); await s.request('DELETE', '/api/v1/namespaces/ns-labelled') })
+
+  before = hook.received.length
+  r = await s.request('POST', '/api/v1/namespaces/labelled/pods', { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'p' }, spec: { containers: [{ name: 'c', image: 'i' }] } })
+  t.equal(r.status, 201, r.text)
+  t.equal(calls('/status', before).length, 0, 'the pod itself is not pods/status')
+  const pod = r.json
+  pod.status = { ...pod.status, phase: 'Running' }
+  r = await s.request('PUT', '/api/v1/namespaces/labelled/pods/p/status', pod)
+  t.equal(r.status, 200, r.text)
+  const [got] = calls('/status', before)
+  t.equal(got?.body.request.subResource, 'status')
+  t.equal(got?.body.request.requestSubResource, 'status')
+  t.same(got?.body.request.resource, { group: '', version: 'v1', resource: 'pods' })
+  t.equal(got?.body.request.oldObject.metadata.name, 'p')
+  t.equal(r.json.status.message, 'seen by the webhook', 'the patch of a status update is stored')
+  t.equal(r.json.status.phase, 'Running')
+  r = await s.request('GET', '/api/v1/namespaces/labelled/pods/p')
+  t.equal(r.json.status.message, 'seen by the webhook')
+})
+
 t.test('dry run: webhooks are told, nothing is stored', async (t) => {
   routes.set('/dry', allow)
   routes.set('/dry-mutate', (r) => reply(r, { allowed: true, patchType: 'JSONPatch', patch: patchOf([{ op: 'add', path: '/data/dry', value: 'seen' }]) }))
@@ -306,6 +339,13 @@ t.test('DELETE is sent with the old object; a denial keeps the object', async (t
   t.equal(got.body.request.options.kind, 'DeleteOptions')
   r = await s.request('GET', `${cms('plain')}/keep-me`)
   t.equal(r.status, 200, 'still there')
+  // A dry run named in the DeleteOptions of the body (as kubectl sends it) is a dry run for the webhooks too.
+  const dryFrom = hook.received.length
+  r = await s.request('DELETE', `${cms('plain')}/keep-me`, { kind: 'DeleteOptions', apiVersion: 'v1', dryRun: ['All'], propagationPolicy: 'Background' })
+  t.equal(r.status, 422, r.text)
+  const [dry] = calls('/on-delete', dryFrom)
+  t.equal(dry?.body.request.dryRun, true)
+  t.same(dry?.body.request.options, { kind: 'DeleteOptions', apiVersion: 'meta.orch.io/v1', propagationPolicy: 'Background', dryRun: ['All'] })
   // A mutating webhook may look at a delete but not patch it.
   routes.set('/on-delete', allow)
   routes.set('/mutate-delete', (rv) => reply(rv, { allowed: true, patchType: 'JSONPatch', patch: patchOf([{ op: 'add', path: '/data/x', value: 'y' }]) }))
