@@ -207,7 +207,8 @@ function gvkText(apiVersion: unknown, kind: unknown): string {
 /** The AdmissionReview of one call, in upstream's field order. */
 function reviewOf(version: string, uid: string, a: Attributes, m: Matched): Obj {
   const u = a.ctx.user
-  const userInfo: Obj = { username: u?.username ?? '' }
+  const userInfo: Obj = {}
+  if (u !== undefined && u.username !== '') userInfo.username = u.username
   if (u !== undefined && u.uid !== '') userInfo.uid = u.uid
   if (u !== undefined && u.groups.length > 0) userInfo.groups = u.groups
   if (u?.extra !== undefined && Object.keys(u.extra).length > 0) userInfo.extra = u.extra

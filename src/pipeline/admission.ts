@@ -463,6 +463,7 @@ export function admitUpdate(ctx: RequestContext, def: ResolvedDefinition, o: Obj
 function updateRescope(ctx: RequestContext, def: ResolvedDefinition, o: Obj, old: Obj): void {
   const n = o.metadata
   const om = old.metadata
+  n.name = om.name
   n.uid = om.uid
   n.creationTimestamp = om.creationTimestamp
   if (om.deletionTimestamp !== undefined) n.deletionTimestamp = om.deletionTimestamp

@@ -147,6 +147,22 @@ t.test('an update is sent with its old object; v1beta1 reviews are sent to webho
   t.same(got.body.request.options, { kind: 'UpdateOptions', apiVersion: 'meta.orch.io/v1' })
 })
 
+t.test('validating webhooks are called in parallel; answers in the admission.k8s.io spelling are taken, a wrong uid is not', async (t) => {
+  routes.set('/par-a', (r) => ({ ...reply(r, { allowed: true }, { apiVersion: 'admission.k8s.io/v1' }), delayMs: 800 }))
+  routes.set('/par-b', (r) => ({ ...reply(r, { allowed: true }), delayMs: 800 }))
+  await configure(t, 'parallel', [{ path: '/par-a' }, { path: '/par-b' }])
+  const t0 = Date.now()
+  let r = await s.request('POST', cms('plain'), cm('parallel'))
+  const took = Date.now() - t0
+  t.equal(r.status, 201, r.text)
+  t.ok(took >= 750 && took < 1500, `both answered within one delay (${took} ms)`)
+  routes.set('/par-b', (rv) => ({ status: 200, body: { apiVersion: 'admission.orch.io/v1', kind: 'AdmissionReview', response: { uid: 'not-the-uid', allowed: true } } }))
+  routes.set('/par-a', allow)
+  r = await s.request('POST', cms('plain'), cm('wrong-uid'))
+  t.equal(r.status, 500, r.text)
+  t.match(r.json.message, /^Internal error occurred: failed calling webhook "par-b\.hooks\.example\.com": received invalid webhook response: expected response\.uid="[0-9a-f-]{36}", got "not-the-uid"$/)
+})
+
 t.test('a mutating webhook\'s JSONPatch is stored; IfNeeded webhooks are called again after a later change', async (t) => {
   routes.set('/label', (r) => {
     const labels = r.body.request.object.metadata.labels
