@@ -58,6 +58,15 @@ export function admitMutatingHooks(ctx: RequestContext, def: ResolvedDefinition,
 }
 export { mutatingWebhooksExist }
 
+/**
+ * MutatingAdmissionWebhook for a write whose object is of another kind than the resource's (a scale's Scale): the
+ * caller takes what it needs from `object` afterwards. Undefined when no webhook is called (or the plugin is off).
+ */
+export function admitMutatingHooksOn(ctx: RequestContext, def: ResolvedDefinition, operation: AdmissionOperation, kind: RequestKind, object: Obj, oldObject?: Obj): Promise<boolean> | undefined {
+  if (!enabled.mutatingAdmissionWebhook || !mutatingWebhooksExist()) return undefined
+  return admitMutatingWebhooks(ctx, def, operation, object, oldObject, undefined, kind)
+}
+
 function read(resource: string, namespace: string, name: string): Obj | undefined {
   if (!store) return undefined
   const rec = store.getFresh(store.shardFor('', resource), objectKey('', resource, namespace, name))

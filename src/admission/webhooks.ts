@@ -424,11 +424,12 @@ function exempt(def: ResolvedDefinition): boolean {
  * MutatingAdmissionWebhook: every matching webhook in order, each patch applied to `object` in place (and defaulted, as
  * upstream decodes it), the webhooks with reinvocationPolicy IfNeeded called once more when a later one changed the
  * object. Undefined when no webhook matches the request's rules and selectors (nothing to wait for); else resolves
- * to whether the object changed. Call only when mutatingWebhooksExist().
+ * to whether the object changed. `kind`: the kind of `object` when it is not the resource's (a Scale). Call only when
+ * mutatingWebhooksExist().
  */
-export function admitMutatingWebhooks(ctx: RequestContext, def: ResolvedDefinition, operation: PolicyOperation, object: Obj | undefined, oldObject: Obj | undefined, options?: Obj): Promise<boolean> | undefined {
+export function admitMutatingWebhooks(ctx: RequestContext, def: ResolvedDefinition, operation: PolicyOperation, object: Obj | undefined, oldObject: Obj | undefined, options?: Obj, kind?: RequestKind): Promise<boolean> | undefined {
   if (exempt(def)) return undefined
-  const a = attributesOf(ctx, def, operation, object, oldObject, undefined, options)
+  const a = attributesOf(ctx, def, operation, object, oldObject, kind, options)
   const hooks = mutating
   const first: Array<Matched | undefined> = hooks.map((h) => matchOfHook(h, a))
   if (!first.some((m) => m !== undefined)) return undefined
@@ -481,11 +482,13 @@ async function mutateWith(h: Hook, a: Attributes, m: Matched): Promise<boolean> 
   }
   if (!isObj(next)) throw internal(`admission webhook "${h.name}" patched the object into a ${Array.isArray(next) ? 'list' : typeof next}`)
   if (!isObj(next.metadata)) next.metadata = {}
-  // As upstream decodes the patched object: into the kind of the request, defaulted.
+  // As upstream decodes the patched object: into the kind of the request, defaulted (an object of the resource's kind).
   next.apiVersion = o.apiVersion
   next.kind = o.kind
-  a.def.strategy.default?.(next)
-  if (a.def.zeroSpec !== undefined) fillZeroValues(next, a.def.zeroSpec)
+  if (a.kind.kind === a.def.kind) {
+    a.def.strategy.default?.(next)
+    if (a.def.zeroSpec !== undefined) fillZeroValues(next, a.def.zeroSpec)
+  }
   if (sameJson(o, next)) return false
   for (const k of Object.keys(o)) delete o[k]
   Object.assign(o, next)

@@ -317,6 +317,34 @@ t.test('a namespace is matched by its own labels; a subresource rule (pods/statu
   t.equal(r.json.status.message, 'seen by the webhook')
 })
 
+t.test('deployments/scale: webhooks see the Scale; a mutating webhook\'s replicas are written', async (t) => {
+  routes.set('/scale', (r) => reply(r, { allowed: true, patchType: 'JSONPatch', patch: patchOf([{ op: 'replace', path: '/spec/replicas', value: Math.min(r.body.request.object.spec.replicas, 3) }]) }))
+  routes.set('/scale-check', allow)
+  const rules = [{ apiGroups: ['apps'], apiVersions: ['v1'], operations: ['UPDATE'], resources: ['deployments/scale'] }]
+  await configure(t, 'scale', [{ path: '/scale', rules }], true)
+  await configure(t, 'scale-check', [{ path: '/scale-check', rules }])
+  const labels = { app: 'scaled' }
+  let r = await s.request('POST', '/apis/apps/v1/namespaces/plain/deployments', {
+    apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'scaled' },
+    spec: { replicas: 1, selector: { matchLabels: labels }, template: { metadata: { labels }, spec: { containers: [{ name: 'c', image: 'i' }] } } },
+  })
+  t.equal(r.status, 201, r.text)
+  const before = hook.received.length
+  r = await s.request('PUT', '/apis/apps/v1/namespaces/plain/deployments/scaled/scale', { apiVersion: 'autoscaling/v1', kind: 'Scale', metadata: { name: 'scaled', namespace: 'plain' }, spec: { replicas: 5 } })
+  t.equal(r.status, 200, r.text)
+  t.equal(r.json.spec.replicas, 3, 'the webhook\'s replicas')
+  const [got] = calls('/scale', before)
+  t.same(got?.body.request.kind, { group: 'autoscaling', version: 'v1', kind: 'Scale' })
+  t.same(got?.body.request.resource, { group: 'apps', version: 'v1', resource: 'deployments' })
+  t.equal(got?.body.request.subResource, 'scale')
+  t.equal(got?.body.request.object.kind, 'Scale')
+  t.equal(got?.body.request.object.spec.replicas, 5)
+  t.equal(got?.body.request.oldObject.spec.replicas, 1)
+  t.equal(calls('/scale-check', before)[0]?.body.request.object.spec.replicas, 3, 'validating webhooks see the mutated Scale')
+  r = await s.request('GET', '/apis/apps/v1/namespaces/plain/deployments/scaled')
+  t.equal(r.json.spec.replicas, 3, 'stored')
+})
+
 t.test('dry run: webhooks are told, nothing is stored', async (t) => {
   routes.set('/dry', allow)
   routes.set('/dry-mutate', (r) => reply(r, { allowed: true, patchType: 'JSONPatch', patch: patchOf([{ op: 'add', path: '/data/dry', value: 'seen' }]) }))
