@@ -50,8 +50,6 @@ interface Target {
 }
 
 interface Hook {
-  /** Configuration name and index: what reinvocation tracks. */
-  uid: string
   name: string
   /** undefined: no rules, so the webhook matches nothing. */
   match: Match | undefined
@@ -95,12 +93,11 @@ function targetOf(w: Obj, timeoutSeconds: number, next: Map<string, WebhookClien
   return { client, error, service, timeoutSeconds }
 }
 
-function hookOf(configuration: string, index: number, w: Obj, next: Map<string, WebhookClient>): Hook {
+function hookOf(w: Obj, next: Map<string, WebhookClient>): Hook {
   const rules = Array.isArray(w.rules) && w.rules.length > 0 ? w.rules : undefined
   const versions = Array.isArray(w.admissionReviewVersions) ? w.admissionReviewVersions : []
   const timeoutSeconds = typeof w.timeoutSeconds === 'number' && w.timeoutSeconds > 0 ? w.timeoutSeconds : 10
   return {
-    uid: `${configuration}/${index}`,
     name: str(w.name),
     match: rules === undefined ? undefined : matchOf({ resourceRules: rules, namespaceSelector: w.namespaceSelector, objectSelector: w.objectSelector, matchPolicy: w.matchPolicy }),
     failClosed: w.failurePolicy !== 'Ignore',
@@ -123,9 +120,7 @@ function readHooks(s: Store, resource: string, next: Map<string, WebhookClient>)
   const out: Hook[] = []
   for (const { value } of s.range(shard, typePrefix(GROUP, resource))) {
     const o = JSON.parse(recordObject(value).toString('utf8')) as Obj
-    const name = str(o.metadata?.name)
-    const hooks = Array.isArray(o.webhooks) ? o.webhooks : []
-    hooks.forEach((w: unknown, i: number) => { if (isObj(w)) out.push(hookOf(name, i, w, next)) })
+    for (const w of Array.isArray(o.webhooks) ? o.webhooks : []) if (isObj(w)) out.push(hookOf(w, next))
   }
   return out
 }
@@ -388,7 +383,11 @@ function denial(name: string, result: Obj | undefined): ApiError {
 
 /** What a failed call does: nothing under failurePolicy Ignore (logged), else a 500 naming it (upstream NewInternalError). */
 function failed(h: Hook, a: Attributes, err: unknown): ApiError | undefined {
-  if (!(err instanceof CallFailure)) return err instanceof ApiError ? err : internal(err)
+  if (err instanceof ApiError) return err
+  if (!(err instanceof CallFailure)) {
+    a.ctx.log.error({ webhook: h.name, err }, 'admission webhook dispatch failed')
+    return internal(err)
+  }
   if (!h.failClosed) {
     a.ctx.log.warn({ webhook: h.name, err: err.message }, 'Failed calling webhook, failing open')
     return undefined
