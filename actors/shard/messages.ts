@@ -66,8 +66,13 @@ export function serviceAccountWritesSlot(shards: number): number { return 6 + sh
  * resource types it serves while it does not move (src/registry/custom.ts).
  */
 export function crdWritesSlot(shards: number): number { return 7 + shards }
+/**
+ * Then a count of MutatingWebhookConfiguration and ValidatingWebhookConfiguration writes, bumped the same way: the
+ * webhook admission plugins keep their compiled webhooks (asked on every write) while it does not move.
+ */
+export function webhookConfigWritesSlot(shards: number): number { return 8 + shards }
 /** Slots of the counters array for `shards` shards. */
-export function counterSlots(shards: number): number { return 8 + shards }
+export function counterSlots(shards: number): number { return 9 + shards }
 /** The type prefix of namespaces (keys `/namespaces//<name>`). */
 export const NAMESPACES_PREFIX = '/namespaces/'
 /** The type prefix of PriorityClasses. */
@@ -75,6 +80,9 @@ export const PRIORITY_CLASSES_PREFIX = 'scheduling.orch.io/priorityclasses/'
 /** The type prefixes of ValidatingAdmissionPolicies and their bindings. */
 export const ADMISSION_POLICIES_PREFIX = 'admissionregistration.orch.io/validatingadmissionpolicies/'
 export const ADMISSION_POLICY_BINDINGS_PREFIX = 'admissionregistration.orch.io/validatingadmissionpolicybindings/'
+/** The type prefixes of the webhook configurations. */
+export const MUTATING_WEBHOOKS_PREFIX = 'admissionregistration.orch.io/mutatingwebhookconfigurations/'
+export const VALIDATING_WEBHOOKS_PREFIX = 'admissionregistration.orch.io/validatingwebhookconfigurations/'
 /** The type prefixes of LimitRanges and ResourceQuotas (core group). */
 export const LIMIT_RANGES_PREFIX = '/limitranges/'
 export const RESOURCE_QUOTAS_PREFIX = '/resourcequotas/'

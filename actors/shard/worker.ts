@@ -9,7 +9,7 @@ import {
   admissionPolicyWritesSlot, ADMISSION_POLICIES_PREFIX, ADMISSION_POLICY_BINDINGS_PREFIX,
   limitRangeWritesSlot, LIMIT_RANGES_PREFIX, resourceQuotaSetWritesSlot, RESOURCE_QUOTAS_PREFIX,
   serviceAccountWritesSlot, SERVICE_ACCOUNTS_PREFIX,
-  crdWritesSlot, CRDS_PREFIX,
+  crdWritesSlot, CRDS_PREFIX, webhookConfigWritesSlot, MUTATING_WEBHOOKS_PREFIX, VALIDATING_WEBHOOKS_PREFIX,
   type ShardRequest, type ShardReply, type WatchEvent, type ObjectPut, type ObjectDelete,
 } from './messages.js'
 
@@ -45,6 +45,7 @@ let limitRangeSlot = -1
 let quotaSetSlot = -1
 let serviceAccountSlot = -1
 let crdSlot = -1
+let webhookConfigSlot = -1
 let log: Logger
 let historyMs = 300_000
 let historyCount = 100_000
@@ -368,6 +369,7 @@ function commitBatch(): void {
     let rq = false
     let sa = false
     let crd = false
+    let wh = false
     for (const w of writes) {
       if (w.event === null) continue
       const prefix = typePrefixOf(w.req.key)
@@ -378,6 +380,7 @@ function commitBatch(): void {
       else if (prefix === RESOURCE_QUOTAS_PREFIX && w.event[0] !== 'MODIFIED') rq = true
       else if (prefix === SERVICE_ACCOUNTS_PREFIX) sa = true
       else if (prefix === CRDS_PREFIX) crd = true
+      else if (prefix === MUTATING_WEBHOOKS_PREFIX || prefix === VALIDATING_WEBHOOKS_PREFIX) wh = true
     }
     if (ns) Atomics.add(counters, namespaceSlot, 1n)
     if (pc) Atomics.add(counters, priorityClassSlot, 1n)
@@ -386,6 +389,7 @@ function commitBatch(): void {
     if (rq) Atomics.add(counters, quotaSetSlot, 1n)
     if (sa) Atomics.add(counters, serviceAccountSlot, 1n)
     if (crd) Atomics.add(counters, crdSlot, 1n)
+    if (wh) Atomics.add(counters, webhookConfigSlot, 1n)
   }
   for (const w of writes) {
     if (w.failure) { reply(w.peer, w.failure); continue }
@@ -454,6 +458,7 @@ function init(task: ShardInit): { rv: number } {
     quotaSetSlot = resourceQuotaSetWritesSlot(task.shards)
     serviceAccountSlot = serviceAccountWritesSlot(task.shards)
     crdSlot = crdWritesSlot(task.shards)
+    webhookConfigSlot = webhookConfigWritesSlot(task.shards)
   }
   historyMs = task.watchHistoryMs
   historyCount = task.watchHistoryCount

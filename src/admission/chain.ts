@@ -1,6 +1,7 @@
-// Admission that needs the requesting user and live objects: LimitRanger, ServiceAccount, NodeRestriction, Priority, the
-// RBAC escalation checks of role and binding writes, ValidatingAdmissionPolicy, then ResourceQuota; each only when
-// --enable-admission-plugins / --disable-admission-plugins leave it on (plugins.ts).
+// Admission that needs the requesting user and live objects: LimitRanger, ServiceAccount, NodeRestriction, Priority,
+// MutatingAdmissionWebhook, the RBAC escalation checks of role and binding writes, ValidatingAdmissionPolicy,
+// ValidatingAdmissionWebhook, then ResourceQuota; each only when --enable-admission-plugins /
+// --disable-admission-plugins leave it on (plugins.ts).
 import { nodeIdentity } from '../machinery/node-refs.js'
 import { objectKey, recordObject, recordRv, splitKey, typePrefix } from '../machinery/storage-format.js'
 import type { Obj, ResolvedDefinition } from '../registry/define.js'
@@ -15,6 +16,7 @@ import { limitRangeView, mutatePodLimits, validateLimits, type LimitRangeView } 
 import { evaluatorFor, quotaState, type QuotaState } from './resource-quota.js'
 import { evaluateQuota, type QuotaStore } from './quota-admission.js'
 import { enabled } from './plugins.js'
+import { admitMutatingWebhooks, admitValidatingWebhooks, configureWebhookAdmission, mutatingWebhooksExist, validatingWebhooksExist } from './webhooks.js'
 import {
   admitPodServiceAccount, configureServiceAccountLookups, defaultAccountWait, lookupAccount, validateEphemeralServiceAccount,
   validatePodServiceAccount,
@@ -35,7 +37,34 @@ export function configureAdmissionChain(s: Store, a: AuthzClient, r: Registry, w
   authz = a
   writeStatus = w
   configurePolicyAdmission(s, r, a)
+  configureWebhookAdmission(s)
   configureServiceAccountLookups(s)
+}
+
+/**
+ * Writes whose object is not of the resource's kind (a Scale, a Binding, an Eviction): their objects do not flow back
+ * into the write, so mutating webhooks are not called for them (validating ones are, see admitPolicyOnly).
+ */
+const FOREIGN_SUBRESOURCES = new Set(['scale', 'binding', 'eviction'])
+
+/**
+ * MutatingAdmissionWebhook for a create or update (after the built-in mutating plugins, as upstream orders them):
+ * undefined when no webhook is called, else resolves to whether the webhooks changed `object` (in place). Call only
+ * when the plugin is on and mutatingWebhooksExist() (the hot path's one comparison).
+ */
+export function admitMutatingHooks(ctx: RequestContext, def: ResolvedDefinition, operation: AdmissionOperation, object: Obj, oldObject?: Obj): Promise<boolean> | undefined {
+  if (FOREIGN_SUBRESOURCES.has(ctx.info.subresource)) return undefined
+  return admitMutatingWebhooks(ctx, def, operation, object, oldObject)
+}
+export { mutatingWebhooksExist }
+
+/**
+ * MutatingAdmissionWebhook for a write whose object is of another kind than the resource's (a scale's Scale): the
+ * caller takes what it needs from `object` afterwards. Undefined when no webhook is called (or the plugin is off).
+ */
+export function admitMutatingHooksOn(ctx: RequestContext, def: ResolvedDefinition, operation: AdmissionOperation, kind: RequestKind, object: Obj, oldObject?: Obj): Promise<boolean> | undefined {
+  if (!enabled.mutatingAdmissionWebhook || !mutatingWebhooksExist()) return undefined
+  return admitMutatingWebhooks(ctx, def, operation, object, oldObject, undefined, kind)
 }
 
 function read(resource: string, namespace: string, name: string): Obj | undefined {
@@ -176,18 +205,38 @@ export function admitMutating(ctx: RequestContext, def: ResolvedDefinition, oper
 
 /**
  * Runs after a write's own admission (defaults, strategy, validation) and before it is stored. `object` is the new
- * object (absent on delete), `oldObject` the stored one (update, delete). Throws the error to answer. Returns a promise
+ * object (absent on delete), `oldObject` the stored one (update, delete), `options` the operation's options when the
+ * request's query does not hold them all (a delete's DeleteOptions). Throws the error to answer. Returns a promise
  * only when it must wait (the RBAC escalation check; the quota charge, in a namespace with quotas; an authorizer check
  * of a policy): callers await only then, so that a write goes on to its store put without a microtask turn in between.
  * ValidatingAdmissionPolicy runs last, as upstream orders its plugins; with no policy bound it costs one comparison.
  */
-export function admitPlugins(ctx: RequestContext, def: ResolvedDefinition, operation: AdmissionOperation, object?: Obj, oldObject?: Obj): void | Promise<void> {
+export function admitPlugins(ctx: RequestContext, def: ResolvedDefinition, operation: AdmissionOperation, object?: Obj, oldObject?: Obj, options?: Obj): void | Promise<void> {
+  // A delete has no mutating stage of its own: its mutating webhooks (which may only look) run first.
+  if (operation === 'DELETE' && enabled.mutatingAdmissionWebhook && mutatingWebhooksExist()) {
+    const hooks = admitMutatingWebhooks(ctx, def, operation, object, oldObject, options)
+    if (hooks !== undefined) return hooks.then(() => admitValidating(ctx, def, operation, object, oldObject, options))
+  }
+  return admitValidating(ctx, def, operation, object, oldObject, options)
+}
+
+function admitValidating(ctx: RequestContext, def: ResolvedDefinition, operation: AdmissionOperation, object?: Obj, oldObject?: Obj, options?: Obj): void | Promise<void> {
   const admitted = admitBuiltIn(ctx, def, operation, object, oldObject)
   // pods/binding is admitted upstream as the create of a Binding, which this write does not have.
-  if (!enabled.validatingAdmissionPolicy || !policiesBound() || ctx.info.subresource === 'binding') return then(admitted, () => admitQuota(ctx, def, operation, object, oldObject))
+  const binding = ctx.info.subresource === 'binding'
+  const policies = enabled.validatingAdmissionPolicy && !binding && policiesBound()
+  const hooks = enabled.validatingAdmissionWebhook && !binding && validatingWebhooksExist()
+  if (!policies && !hooks) return then(admitted, () => admitQuota(ctx, def, operation, object, oldObject))
   // pods/eviction is the create of a policy/v1 Eviction, as upstream's request kind says.
   const kind = ctx.info.subresource === 'eviction' ? EVICTION_KIND : undefined
-  return then(then(admitted, () => admitPolicies(ctx, def, operation, object, oldObject, kind)), () => admitQuota(ctx, def, operation, object, oldObject))
+  return then(then(admitted, () => admitExtensions(ctx, def, operation, kind, object, oldObject, options, policies, hooks)), () => admitQuota(ctx, def, operation, object, oldObject))
+}
+
+/** ValidatingAdmissionPolicy, then ValidatingAdmissionWebhook (upstream's order), each when asked for. */
+function admitExtensions(ctx: RequestContext, def: ResolvedDefinition, operation: AdmissionOperation, kind: RequestKind | undefined, object: Obj | undefined, oldObject: Obj | undefined, options: Obj | null | undefined, policies: boolean, hooks: boolean): void | Promise<void> {
+  const checked = policies ? admitPolicies(ctx, def, operation, object, oldObject, kind, options) : undefined
+  if (!hooks) return checked
+  return then(checked, () => admitValidatingWebhooks(ctx, def, operation, object, oldObject, kind, options))
 }
 
 /** `next` after `first`: at once when `first` did not have to wait, so that nothing waits a microtask turn for nothing. */
@@ -197,13 +246,15 @@ function then(first: void | Promise<void>, next: () => void | Promise<void>): vo
 const EVICTION_KIND: RequestKind = { group: 'policy', version: 'v1', kind: 'Eviction' }
 
 /**
- * ValidatingAdmissionPolicy alone, for the writes whose object is not of the resource's kind and that no other plugin
- * here looks at: a connect (its options), a scale (the Scale), a binding (the Binding). One comparison when no policy is
- * bound.
+ * ValidatingAdmissionPolicy and ValidatingAdmissionWebhook alone, for the writes whose object is not of the resource's
+ * kind and that no other plugin here looks at: a connect (its options), a scale (the Scale), a binding (the Binding).
+ * Two comparisons when no policy is bound and no webhook configured.
  */
 export function admitPolicyOnly(ctx: RequestContext, def: ResolvedDefinition, operation: AdmissionOperation, kind: RequestKind, object: Obj | undefined, oldObject?: Obj, options?: Obj | null): void | Promise<void> {
-  if (!enabled.validatingAdmissionPolicy || !policiesBound()) return
-  return admitPolicies(ctx, def, operation, object, oldObject, kind, options)
+  const policies = enabled.validatingAdmissionPolicy && policiesBound()
+  const hooks = enabled.validatingAdmissionWebhook && validatingWebhooksExist()
+  if (!policies && !hooks) return
+  return admitExtensions(ctx, def, operation, kind, object, oldObject, options, policies, hooks)
 }
 
 function admitBuiltIn(ctx: RequestContext, def: ResolvedDefinition, operation: AdmissionOperation, object?: Obj, oldObject?: Obj): void | Promise<void> {

@@ -26,7 +26,9 @@ export const PLUGINS: ReadonlyArray<{ name: string; byDefault: boolean }> = [
   { name: 'ServiceAccount', byDefault: true },
   { name: 'NodeRestriction', byDefault: true },
   { name: 'Priority', byDefault: true },
+  { name: 'MutatingAdmissionWebhook', byDefault: true },
   { name: 'ValidatingAdmissionPolicy', byDefault: true },
+  { name: 'ValidatingAdmissionWebhook', byDefault: true },
   { name: 'ResourceQuota', byDefault: true },
 ]
 
@@ -37,19 +39,22 @@ export interface EnabledPlugins {
   serviceAccount: boolean
   nodeRestriction: boolean
   priority: boolean
+  mutatingAdmissionWebhook: boolean
   validatingAdmissionPolicy: boolean
+  validatingAdmissionWebhook: boolean
   resourceQuota: boolean
 }
 
 /** The plugins of this thread (every one on until configured, as without flags but for none off). */
 export const enabled: EnabledPlugins = {
   namespaceLifecycle: true, limitRanger: true, serviceAccount: true, nodeRestriction: true, priority: true,
-  validatingAdmissionPolicy: true, resourceQuota: true,
+  mutatingAdmissionWebhook: true, validatingAdmissionPolicy: true, validatingAdmissionWebhook: true, resourceQuota: true,
 }
 
 const FIELD: Record<string, keyof EnabledPlugins> = {
   NamespaceLifecycle: 'namespaceLifecycle', LimitRanger: 'limitRanger', ServiceAccount: 'serviceAccount',
-  NodeRestriction: 'nodeRestriction', Priority: 'priority', ValidatingAdmissionPolicy: 'validatingAdmissionPolicy',
+  NodeRestriction: 'nodeRestriction', Priority: 'priority', MutatingAdmissionWebhook: 'mutatingAdmissionWebhook',
+  ValidatingAdmissionPolicy: 'validatingAdmissionPolicy', ValidatingAdmissionWebhook: 'validatingAdmissionWebhook',
   ResourceQuota: 'resourceQuota',
 }
 

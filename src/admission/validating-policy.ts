@@ -174,7 +174,7 @@ export function policiesBound(): boolean {
 // ---- one request ----
 
 /** The admission attributes of the request, and what its evaluations share (computed once, on first use). */
-interface Attributes extends MatchAttributes {
+export interface Attributes extends MatchAttributes {
   ctx: RequestContext
   def: ResolvedDefinition
   operation: PolicyOperation
@@ -189,7 +189,7 @@ interface Attributes extends MatchAttributes {
   authorizer: CelAuthorizer | undefined
 }
 
-function namespaceOf(a: Attributes): Obj | null {
+export function namespaceOf(a: Attributes): Obj | null {
   if (a.namespaceObj !== undefined) return a.namespaceObj
   const s = store!
   const rec = a.namespace === '' ? undefined : s.getFresh(s.shardFor('', 'namespaces'), objectKey('', 'namespaces', '', a.namespace))
@@ -201,7 +201,7 @@ function gvk(group: string, version: string, kind: string): Obj { return { group
 function gvr(group: string, version: string, resource: string): Obj { return { group, version, resource } }
 
 /** The `request` variable (an AdmissionRequest as upstream builds it for CEL: no object, no oldObject, no uid). */
-function requestValue(a: Attributes, m: Matched): Obj {
+export function requestValue(a: Attributes, m: Matched): Obj {
   const u = a.ctx.user
   const userInfo: Obj = {}
   if (u !== undefined) {
@@ -228,7 +228,7 @@ function requestValue(a: Attributes, m: Matched): Obj {
   return r
 }
 
-function dryRunOf(ctx: RequestContext): boolean {
+export function dryRunOf(ctx: RequestContext): boolean {
   return ctx.query.getAll('dryRun').includes('All')
 }
 
@@ -266,7 +266,7 @@ function namespaceVariable(a: Attributes): unknown {
   return toCelValue(v)
 }
 
-function authorizerOf(a: Attributes): CelAuthorizer {
+export function authorizerOf(a: Attributes): CelAuthorizer {
   if (a.authorizer !== undefined) return a.authorizer
   const u = a.ctx.user
   const who = { user: u?.username ?? '', groups: u?.groups ?? [], uid: u?.uid ?? '', extra: u?.extra }
@@ -528,6 +528,14 @@ export interface RequestKind { group: string; version: string; kind: string }
  */
 export function admitPolicies(ctx: RequestContext, def: ResolvedDefinition, operation: PolicyOperation, object: Obj | undefined, oldObject: Obj | undefined, kind?: RequestKind, options?: Obj | null): void | Promise<void> {
   if (def.group === GROUP && POLICY_RESOURCES.has(def.resource)) return
+  return drive(dispatch(attributesOf(ctx, def, operation, object, oldObject, kind, options)))
+}
+
+/**
+ * The admission attributes of a request, as the policies and the webhooks see it: `kind` is the kind of its objects
+ * when they are not of the resource's kind, `options` the operation's options when not the ones of the operation.
+ */
+export function attributesOf(ctx: RequestContext, def: ResolvedDefinition, operation: PolicyOperation, object: Obj | undefined, oldObject: Obj | undefined, kind?: RequestKind, options?: Obj | null): Attributes {
   const i = ctx.info
   let name = i.name
   if (name === '' && operation === 'CREATE') name = str(object?.metadata?.name)
@@ -535,11 +543,10 @@ export function admitPolicies(ctx: RequestContext, def: ResolvedDefinition, oper
   if (def.group === '' && def.resource === 'namespaces' && operation !== 'CREATE') namespace = name
   // A request through an upstream alias path (`rbac.authorization.k8s.io`) is of that group, as upstream would see it.
   const group = ctx.aliasGroup ?? def.group
-  const a: Attributes = {
+  return {
     ctx, def, operation, group, version: def.version, resource: def.resource, subresource: i.subresource.split('/')[0],
     kind: kind ?? { group, version: def.version, kind: def.kind },
     namespace, name, object, oldObject, options: options === undefined ? optionsOf(ctx, operation) : options,
     celObject: undefined, celOldObject: undefined, namespaceObj: undefined, namespaceVar: undefined, authorizer: undefined,
   }
-  return drive(dispatch(a))
 }

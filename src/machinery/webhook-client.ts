@@ -92,8 +92,9 @@ export interface WebhookReply { status: number; body: Obj }
 /** Upstream's retry backoff of both webhooks: 500ms, x1.5, jitter 0.2, 5 attempts. */
 const BACKOFF = { initialMs: 500, factor: 1.5, jitter: 0.2, steps: 5 }
 
-function goNetError(err: NodeJS.ErrnoException, url: string): string {
-  const host = new URL(url).host
+/** Go's net/http error text; `connected` is the address the call went to when it is not the host of `url`. */
+function goNetError(err: NodeJS.ErrnoException, url: string, connected?: string): string {
+  const host = connected ?? new URL(url).host
   switch (err.code) {
     case 'ECONNREFUSED': return `Post "${url}": dial tcp ${host}: connect: connection refused`
     case 'ECONNRESET': return `Post "${url}": read tcp ${host}: read: connection reset by peer`
@@ -139,19 +140,30 @@ export class WebhookClient {
 
   close(): void { this.#agent.destroy() }
 
+  /**
+   * One POST without retries (admission webhooks are called once); rejects with a WebhookCallError. `at`: where to
+   * send it instead of the configured URL: `url` the address connected to, `shown` the URL errors name (a service's
+   * `https://<name>.<namespace>.svc:<port>/<path>` whose endpoint `url` is).
+   */
+  postOnce(body: unknown, at?: { url: string; shown: string }): Promise<WebhookReply> {
+    return this.#once(JSON.stringify(body), at)
+  }
+
   /** One POST; rejects with a WebhookCallError. */
-  #once(payload: string): Promise<WebhookReply> {
-    const url = this.#url
+  #once(payload: string, at?: { url: string; shown: string }): Promise<WebhookReply> {
+    const target = at === undefined ? this.#url : at.url
+    const url = at === undefined ? this.#url : at.shown
+    const connected = at === undefined ? undefined : new URL(at.url).host
     return new Promise((resolve, reject) => {
       const headers: Record<string, string> = { 'Content-Type': 'application/json', Accept: 'application/json, */*', 'User-Agent': 'orch-apiserver', 'Content-Length': String(Buffer.byteLength(payload)) }
       if (this.target.token) headers.Authorization = `Bearer ${this.target.token}`
-      const mod = url.startsWith('https:') ? https : http
+      const mod = target.startsWith('https:') ? https : http
       let done = false
       const finish = (f: () => void) => { if (!done) { done = true; clearTimeout(timer); f() } }
-      const req = mod.request(url, { method: 'POST', agent: this.#agent, headers }, (res) => {
+      const req = mod.request(target, { method: 'POST', agent: this.#agent, headers }, (res) => {
         const chunks: Buffer[] = []
         res.on('data', (c: Buffer) => chunks.push(c))
-        res.on('error', (err) => finish(() => reject(new WebhookCallError(goNetError(err as NodeJS.ErrnoException, url), (err as NodeJS.ErrnoException).code === 'ECONNRESET'))))
+        res.on('error', (err) => finish(() => reject(new WebhookCallError(goNetError(err as NodeJS.ErrnoException, url, connected), (err as NodeJS.ErrnoException).code === 'ECONNRESET'))))
         res.on('end', () => finish(() => {
           const text = Buffer.concat(chunks).toString('utf8')
           let body: Obj | undefined
@@ -173,7 +185,7 @@ export class WebhookClient {
         finish(() => reject(new WebhookCallError(`Post "${url}": context deadline exceeded (Client.Timeout exceeded while awaiting headers)`, false)))
         req.destroy()
       }, this.#timeoutMs)
-      req.on('error', (err) => finish(() => reject(new WebhookCallError(goNetError(err as NodeJS.ErrnoException, url), (err as NodeJS.ErrnoException).code === 'ECONNRESET'))))
+      req.on('error', (err) => finish(() => reject(new WebhookCallError(goNetError(err as NodeJS.ErrnoException, url, connected), (err as NodeJS.ErrnoException).code === 'ECONNRESET'))))
       req.end(payload)
     })
   }

@@ -6,7 +6,7 @@ import { decodeObject as decodePb } from '../machinery/codecs/protobuf.js'
 import { decodeCbor, cborTypeOf, CborError } from '../machinery/codecs/cbor.js'
 import { PROTOBUF, ORCH_PROTOBUF, CBOR, cborEnabled } from './encode.js'
 import {
-  badRequest, invalid, unsupportedMediaType, fieldInvalid, type FieldError,
+  badRequest, internal, invalid, unsupportedMediaType, fieldInvalid, type FieldError,
 } from '../machinery/errors.js'
 import { finalizerNameErrors, validateObjectMeta } from '../machinery/validation.js'
 import { cloneJson, noOwnKeys, sameJsonText } from '../machinery/json-tree.js'
@@ -14,7 +14,8 @@ import { RV_MARKER, type Attrs } from '../machinery/storage-format.js'
 import { dropNulls, type SchemaSet } from '../registry/schema.js'
 import { fillZeroValues, treeOf, type Obj, type ResolvedDefinition } from '../registry/define.js'
 import type { RequestContext } from './context.js'
-import { admitMutating } from '../admission/chain.js'
+import { admitMutating, admitMutatingHooks, mutatingWebhooksExist } from '../admission/chain.js'
+import { enabled as admissionPlugins } from '../admission/plugins.js'
 import { allocates, allocateCreate, allocateUpdate } from './service-allocation.js'
 
 let schemas: SchemaSet
@@ -311,7 +312,7 @@ function typeErrors(def: ResolvedDefinition, o: Obj): FieldError[] {
  * itself (prepareForCreate: a Job's generated selector and labels, a pod's status), then validation. As upstream, the
  * fields the server adds after defaulting belong to no manager, so a later apply that leaves them out keeps them.
  */
-export function admitCreate(ctx: RequestContext, def: ResolvedDefinition, o: Obj, now: number, track?: (o: Obj) => void): void {
+export function admitCreate(ctx: RequestContext, def: ResolvedDefinition, o: Obj, now: number, track?: (o: Obj) => void): void | Promise<void> {
   const m = o.metadata
   const urlNs = ctx.info.namespace
   if (def.scope === 'Namespaced') {
@@ -344,15 +345,72 @@ export function admitCreate(ctx: RequestContext, def: ResolvedDefinition, o: Obj
   track?.(o)
   // Mutating admission after the writer's fields are tracked: what it sets belongs to no manager, as upstream.
   admitMutating(ctx, def, 'CREATE', o, undefined, subject)
+  // Then the mutating webhooks (a comparison when none is configured); the object is checked again if they changed it.
+  if (admissionPlugins.mutatingAdmissionWebhook && mutatingWebhooksExist()) {
+    const hooks = createWebhooks(ctx, def, o, subject !== undefined)
+    if (hooks !== undefined) return hooks.then(() => finishCreate(ctx, def, o))
+  }
+  finishCreate(ctx, def, o)
+}
+
+/** The rest of a create after mutating admission: upstream's BeforeCreate (allocation, prepare, validation). */
+function finishCreate(ctx: RequestContext, def: ResolvedDefinition, o: Obj): void {
   // upstream's BeginCreate: a service's cluster IP and node ports, before its checks (settled by the write).
   if (allocates(def)) ctx.allocation = allocateCreate(ctx, o)
   def.strategy.prepareForCreate?.(o, ctx.user)
   // The status the create starts with (`{}` and the counters upstream always prints), owned by no one.
   if (def.zeroStatus !== undefined) fillZeroValues(o, def.zeroStatus)
-  const errs = validateObjectMeta(m, { nameRule: def.strategy.nameRule ?? 'subdomain', namespaced: def.scope === 'Namespaced' })
+  const errs = validateObjectMeta(o.metadata, { nameRule: def.strategy.nameRule ?? 'subdomain', namespaced: def.scope === 'Namespaced' })
   if (def.strategy.validate) errs.push(...def.strategy.validate(o))
   assertValid(def, o, errs)
   toStorageVersion(def, o)
+}
+
+/**
+ * The mutating webhooks of a create. They see the object as upstream's do, before its system fields are set (uid,
+ * creationTimestamp, generation, a generated name), which are set again afterwards; an object they changed is checked
+ * against its schema again (and was defaulted again after each patch). Undefined when no webhook is called.
+ */
+function createWebhooks(ctx: RequestContext, def: ResolvedDefinition, o: Obj, generated: boolean): Promise<void> | undefined {
+  const m = o.metadata
+  const kept = { name: m.name, uid: m.uid, creationTimestamp: m.creationTimestamp, generation: m.generation }
+  if (generated) delete m.name
+  delete m.uid
+  delete m.creationTimestamp
+  delete m.generation
+  const restore = (changed: boolean): void => {
+    const n = o.metadata
+    // A webhook may name the object; a generated name stands unless it did.
+    if (n.name === undefined || n.name === '') n.name = kept.name
+    n.uid = kept.uid
+    n.creationTimestamp = kept.creationTimestamp
+    if (kept.generation !== undefined) n.generation = kept.generation
+    if (changed) rescope(ctx, def, o)
+  }
+  const hooks = admitMutatingHooks(ctx, def, 'CREATE', o)
+  if (hooks === undefined) { restore(false); return undefined }
+  return hooks.then((changed) => restore(changed), (err: unknown) => { restore(false); throw err })
+}
+
+/** An object mutating webhooks changed: in the request's namespace still (upstream's BeforeCreate check), of its schema. */
+function rescope(ctx: RequestContext, def: ResolvedDefinition, o: Obj): void {
+  const n = o.metadata
+  if (def.scope === 'Namespaced') {
+    if (n.namespace !== undefined && n.namespace !== '' && n.namespace !== ctx.info.namespace) {
+      throw badRequest('the namespace of the provided object does not match the namespace sent on the request')
+    }
+    n.namespace = ctx.info.namespace
+  } else {
+    delete n.namespace
+  }
+  let errs: FieldError[]
+  try {
+    errs = typeErrors(def, o)
+  } catch (err) {
+    // What upstream could not decode into the kind after the patch is its internal error, not the client's.
+    throw internal(`${(err as Error).message}`)
+  }
+  assertValid(def, o, errs)
 }
 
 /** A custom resource written through another version than its storage version is stored in the storage version. */
@@ -364,7 +422,7 @@ function toStorageVersion(def: ResolvedDefinition, o: Obj): void {
 export type UpdateTarget = 'main' | 'status' | 'finalize' | 'binding' | 'ephemeralcontainers'
 
 /** Update: carry over what the client may not change, then validate; generation follows spec changes. */
-export function admitUpdate(ctx: RequestContext, def: ResolvedDefinition, o: Obj, old: Obj, target: UpdateTarget): void {
+export function admitUpdate(ctx: RequestContext, def: ResolvedDefinition, o: Obj, old: Obj, target: UpdateTarget): void | Promise<void> {
   const m = o.metadata
   const om = old.metadata
   if (def.scope === 'Namespaced') {
@@ -396,6 +454,42 @@ export function admitUpdate(ctx: RequestContext, def: ResolvedDefinition, o: Obj
     else delete m.deletionGracePeriodSeconds
   }
   delete m.selfLink
+  if (target === 'main') {
+    def.strategy.default?.(o)
+    if (def.zeroSpec !== undefined) fillZeroValues(o, def.zeroSpec)
+    admitMutating(ctx, def, 'UPDATE', o, old)
+  }
+  // Then the mutating webhooks (a comparison when none is configured); pods/binding has none (see admitMutatingHooks).
+  if (target !== 'binding' && admissionPlugins.mutatingAdmissionWebhook && mutatingWebhooksExist()) {
+    const hooks = admitMutatingHooks(ctx, def, 'UPDATE', o, old)
+    if (hooks !== undefined) {
+      return hooks.then((changed) => {
+        if (changed) updateRescope(ctx, def, o, old)
+        finishUpdate(ctx, def, o, old, target, errs)
+      })
+    }
+  }
+  finishUpdate(ctx, def, o, old, target, errs)
+}
+
+/** What mutating webhooks may not change in an update: the system fields kept from the stored object, the scope. */
+function updateRescope(ctx: RequestContext, def: ResolvedDefinition, o: Obj, old: Obj): void {
+  const n = o.metadata
+  const om = old.metadata
+  n.name = om.name
+  n.uid = om.uid
+  n.creationTimestamp = om.creationTimestamp
+  if (om.deletionTimestamp !== undefined) n.deletionTimestamp = om.deletionTimestamp
+  else delete n.deletionTimestamp
+  if (om.deletionGracePeriodSeconds !== undefined) n.deletionGracePeriodSeconds = om.deletionGracePeriodSeconds
+  else delete n.deletionGracePeriodSeconds
+  rescope(ctx, def, o)
+}
+
+/** The rest of an update after mutating admission: what each endpoint keeps, generation, validation. */
+function finishUpdate(ctx: RequestContext, def: ResolvedDefinition, o: Obj, old: Obj, target: UpdateTarget, errs: FieldError[]): void {
+  const m = o.metadata
+  const om = old.metadata
   if (target === 'finalize') {
     // namespaces/finalize changes spec.finalizers only.
     const fins = o.spec?.finalizers
@@ -431,9 +525,6 @@ export function admitUpdate(ctx: RequestContext, def: ResolvedDefinition, o: Obj
     // A counter the write leaves out (or removes) is stored as its zero, as upstream's decoding makes it.
     if (def.zeroStatus !== undefined) fillZeroValues(o, def.zeroStatus)
   } else {
-    def.strategy.default?.(o)
-    if (def.zeroSpec !== undefined) fillZeroValues(o, def.zeroSpec)
-    admitMutating(ctx, def, 'UPDATE', o, old)
     // upstream's BeginUpdate (before the strategy's PrepareForUpdate), settled by the write.
     if (allocates(def)) ctx.allocation = allocateUpdate(ctx, o, old)
     def.strategy.prepareForUpdate?.(o, old)

@@ -212,6 +212,17 @@ function crdDelete(o: Obj, now: number): 'mark' | undefined {
  * GC finalizers. An object held by finalizers (or in its grace period) is marked and stays; otherwise it is removed,
  * after a write of its deletion timestamp when the kind deletes gracefully. Retried on races.
  */
+/** The DeleteOptions admission sees (upstream's operation options of a delete), with the request's dry run. */
+function admissionOptions(opts: DeleteOptions, dry: boolean): Obj {
+  const o: Obj = { kind: 'DeleteOptions', apiVersion: 'meta.orch.io/v1' }
+  if (opts.gracePeriodSeconds !== undefined) o.gracePeriodSeconds = opts.gracePeriodSeconds
+  if (opts.preconditions !== undefined) o.preconditions = opts.preconditions
+  if (opts.orphanDependents !== undefined) o.orphanDependents = opts.orphanDependents
+  if (opts.propagationPolicy !== undefined) o.propagationPolicy = opts.propagationPolicy
+  if (dry) o.dryRun = ['All']
+  return o
+}
+
 export async function deleteOne(ctx: RequestContext, def: ResolvedDefinition, namespace: string, name: string, opts: DeleteOptions, dry: boolean, plugins = true): Promise<DeleteOutcome> {
   const shard = shardOfDef(def)
   const key = keyFor(def, namespace, name)
@@ -231,7 +242,7 @@ export async function deleteOne(ctx: RequestContext, def: ResolvedDefinition, na
     if (pre?.resourceVersion && pre.resourceVersion !== String(curRv)) {
       throw preconditionConflict(def.group, def.kind, name, `the ResourceVersion in the precondition (${pre.resourceVersion}) does not match the ResourceVersion in record (${curRv}). The object might have been modified`)
     }
-    const admitted = plugins ? admitPlugins(ctx, def, 'DELETE', undefined, o) : undefined
+    const admitted = plugins ? admitPlugins(ctx, def, 'DELETE', undefined, o, admissionOptions(opts, dry)) : undefined
     if (admitted) await admitted
     const now = Date.now()
     if (isNamespace && admissionPlugins.namespaceLifecycle && PROTECTED_NAMESPACES.has(name)) throw forbidden(gr(def), name, 'this namespace may not be deleted')

@@ -8,7 +8,7 @@ import { admitUpdate, attrsOf, decodeBody, toStoredJson } from './admission.js'
 import { contentTypeOf, encodeValue, negotiate } from './encode.js'
 import { isDryRun, storeOf } from './dispatch.js'
 import { trackFields } from './write.js'
-import { admitPolicyOnly } from '../admission/chain.js'
+import { admitMutatingHooksOn, admitPolicyOnly } from '../admission/chain.js'
 import type { RequestContext, Response } from './context.js'
 
 function at(o: Obj, path: string): unknown {
@@ -121,7 +121,19 @@ async function writeScale(ctx: RequestContext, def: ResolvedDefinition, body: Ob
     let cur: Obj = o
     for (const p of path.slice(0, -1)) cur = (cur[p] ??= {})
     cur[path[path.length - 1]] = replicas
-    admitUpdate(ctx, def, o, old, 'main')
+    // Mutating webhooks see the Scale (upstream's scale storage admits it); the replicas they leave are written.
+    const scale = scaleOf(def, o)
+    const hooks = admitMutatingHooksOn(ctx, def, 'UPDATE', SCALE_KIND, scale, scaleOf(def, old))
+    if (hooks !== undefined && await hooks) {
+      const mutatedReplicas = scale.spec?.replicas
+      if (!Number.isInteger(mutatedReplicas) || mutatedReplicas < 0) {
+        throw invalid('Scale.autoscaling', 'autoscaling', 'Scale', ctx.info.name, [fieldInvalid('spec.replicas', mutatedReplicas ?? null, 'must be greater than or equal to 0')])
+      }
+      cur[path[path.length - 1]] = mutatedReplicas
+    }
+    // The parent object itself is not sent to mutating webhooks (admitUpdate leaves a scale's alone).
+    const mutated = admitUpdate(ctx, def, o, old, 'main')
+    if (mutated) await mutated
     // Admission sees the Scale, as upstream's scale sub-resource hands it on.
     const admitted = admitPolicyOnly(ctx, def, 'UPDATE', SCALE_KIND, scaleOf(def, o), scaleOf(def, old))
     if (admitted) await admitted

@@ -2,7 +2,7 @@
 import { open, type RootDatabase, type Database, type Transaction } from 'lmdb'
 import type { MessagePort } from 'node:worker_threads'
 import { ShardClient } from '../../actors/shard/client.js'
-import { COUNTER_SLOT, watermarkSlot, namespaceWritesSlot, priorityClassWritesSlot, admissionPolicyWritesSlot, limitRangeWritesSlot, resourceQuotaSetWritesSlot, serviceAccountWritesSlot, crdWritesSlot, type ShardReply } from '../../actors/shard/messages.js'
+import { COUNTER_SLOT, watermarkSlot, namespaceWritesSlot, priorityClassWritesSlot, admissionPolicyWritesSlot, limitRangeWritesSlot, resourceQuotaSetWritesSlot, serviceAccountWritesSlot, crdWritesSlot, webhookConfigWritesSlot, type ShardReply } from '../../actors/shard/messages.js'
 import { shardOf } from '../machinery/sharding.js'
 import { envOptions, indexRange, objectsDbOptions, prefixEnd } from '../machinery/storage-format.js'
 
@@ -269,6 +269,8 @@ export class Store {
   serviceAccountWrites(): bigint { return Atomics.load(this.#counters, serviceAccountWritesSlot(this.shards)) }
   /** How many CustomResourceDefinition writes were acknowledged so far (moves before each is acknowledged). */
   crdWrites(): bigint { return Atomics.load(this.#counters, crdWritesSlot(this.shards)) }
+  /** How many webhook configuration writes were acknowledged so far (moves before each is acknowledged). */
+  webhookConfigWrites(): bigint { return Atomics.load(this.#counters, webhookConfigWritesSlot(this.shards)) }
 
   watermark(shard: number): number { return Number(Atomics.load(this.#counters, watermarkSlot(shard))) }
   counter(): number { return Number(Atomics.load(this.#counters, COUNTER_SLOT)) }

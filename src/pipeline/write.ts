@@ -83,7 +83,8 @@ export async function create(ctx: RequestContext, def: ResolvedDefinition, opts:
     if (generated) delete obj.metadata.name
     // What a service took (admitCreate) goes back unless the object is stored.
     try {
-      admitCreate(ctx, def, obj, now, opts.tracked === true ? undefined : (o) => { o.metadata.managedFields = trackFields(ctx, def, undefined, o, 'main', now).metadata.managedFields })
+      const mutated = admitCreate(ctx, def, obj, now, opts.tracked === true ? undefined : (o) => { o.metadata.managedFields = trackFields(ctx, def, undefined, o, 'main', now).metadata.managedFields })
+      if (mutated) await mutated
       const admitted = admitPlugins(ctx, def, 'CREATE', obj)
       if (admitted) await admitted
       const name = obj.metadata.name as string
@@ -201,7 +202,13 @@ function attemptUpdate(ctx: RequestContext, def: ResolvedDefinition, target: Upd
   const old = parseStored(rec)
   const m = mutate(copyOld ? cloneJson(old) : old, curRv)
   const now = Date.now()
-  admitUpdate(ctx, def, m.object, old, target)
+  const mutated = admitUpdate(ctx, def, m.object, old, target)
+  if (mutated) return mutated.then(() => validateUpdate(ctx, def, target, key, rec, curRv, old, m, dry, now, plugins))
+  return validateUpdate(ctx, def, target, key, rec, curRv, old, m, dry, now, plugins)
+}
+
+/** The validating plugins of an update attempt, then its send. */
+function validateUpdate(ctx: RequestContext, def: ResolvedDefinition, target: UpdateTarget, key: string, rec: Buffer, curRv: number, old: Obj, m: ReturnType<Mutation>, dry: boolean, now: number, plugins: boolean): Attempt | Promise<Attempt> {
   const admitted = plugins ? admitPlugins(ctx, def, 'UPDATE', m.object, old) : undefined
   if (admitted) return admitted.then(() => sendUpdate(ctx, def, target, key, rec, curRv, old, m, dry, now))
   return sendUpdate(ctx, def, target, key, rec, curRv, old, m, dry, now)

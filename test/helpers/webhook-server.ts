@@ -31,7 +31,7 @@ function serial(): string {
   return b.toString('hex')
 }
 
-function issue(cn: string, caCert: forge.pki.Certificate | undefined, caKey: forge.pki.rsa.PrivateKey | undefined, server: boolean): { cert: string; key: string; certObj: forge.pki.Certificate; keyObj: forge.pki.rsa.PrivateKey } {
+function issue(cn: string, caCert: forge.pki.Certificate | undefined, caKey: forge.pki.rsa.PrivateKey | undefined, server: boolean, dnsNames: string[] = []): { cert: string; key: string; certObj: forge.pki.Certificate; keyObj: forge.pki.rsa.PrivateKey } {
   const keys = forge.pki.rsa.generateKeyPair(2048)
   const cert = forge.pki.createCertificate()
   cert.publicKey = keys.publicKey
@@ -43,15 +43,19 @@ function issue(cn: string, caCert: forge.pki.Certificate | undefined, caKey: for
   const ext: any[] = caCert
     ? [{ name: 'basicConstraints', cA: false }, { name: 'keyUsage', digitalSignature: true, keyEncipherment: true }, { name: 'extKeyUsage', serverAuth: server, clientAuth: !server }]
     : [{ name: 'basicConstraints', cA: true, critical: true }, { name: 'keyUsage', keyCertSign: true, cRLSign: true, digitalSignature: true, critical: true }]
-  if (server) ext.push({ name: 'subjectAltName', altNames: [{ type: 7, ip: '127.0.0.1' }, { type: 2, value: 'localhost' }] })
+  if (server) ext.push({ name: 'subjectAltName', altNames: [{ type: 7, ip: '127.0.0.1' }, { type: 2, value: 'localhost' }, ...dnsNames.map((value) => ({ type: 2, value }))] })
   cert.setExtensions(ext)
   cert.sign(caKey ?? keys.privateKey, forge.md.sha256.create())
   return { cert: forge.pki.certificateToPem(cert), key: forge.pki.privateKeyToPem(keys.privateKey), certObj: cert, keyObj: keys.privateKey }
 }
 
-export async function startWebhookServer(): Promise<WebhookServer> {
+/**
+ * `dnsNames`: more names the serving certificate is good for (a Service's `<name>.<namespace>.svc`); `host`: the
+ * address to listen on (default 127.0.0.1; `url` names 127.0.0.1 either way).
+ */
+export async function startWebhookServer(opts: { dnsNames?: string[]; host?: string } = {}): Promise<WebhookServer> {
   const ca = issue('webhook-test-ca', undefined, undefined, false)
-  const serving = issue('webhook', ca.certObj, ca.keyObj, true)
+  const serving = issue('webhook', ca.certObj, ca.keyObj, true, opts.dnsNames)
   const client = issue('orch-apiserver', ca.certObj, ca.keyObj, false)
   const received: Received[] = []
   const srv: WebhookServer = {
@@ -109,7 +113,7 @@ current-context: webhook
       else send()
     })
   })
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()))
+  await new Promise<void>((resolve) => server.listen(0, opts.host ?? '127.0.0.1', () => resolve()))
   srv.port = (server.address() as AddressInfo).port
   srv.url = `https://127.0.0.1:${srv.port}`
   return srv
