@@ -271,6 +271,7 @@ function less(a: bigint | number | string, b: bigint | number | string): boolean
   return a < b
 }
 
+const RUNTIME_VARIABLES = ['object', 'oldObject', 'request', 'namespaceObject', 'params', 'authorizer', 'variables', 'self', 'oldSelf']
 let runtimeEnv: Environment | undefined
 
 /** The evaluation environment: the variables as dyn, the authorizer library and the Kubernetes list and string functions cel-js lacks. */
@@ -278,7 +279,7 @@ function runtime(): Environment {
   if (runtimeEnv !== undefined) return runtimeEnv
   const env = new Environment({ enableOptionalTypes: true, homogeneousAggregateLiterals: false })
   // self and oldSelf: the value a CRD schema's x-orch-validations rule sits on (src/registry/custom-cel.ts).
-  for (const name of ['object', 'oldObject', 'request', 'namespaceObject', 'params', 'authorizer', 'variables', 'self', 'oldSelf']) env.registerVariable(name, 'dyn')
+  for (const name of RUNTIME_VARIABLES) env.registerVariable(name, 'dyn')
   env.registerType('Authorizer', CelAuthorizer as never)
   env.registerType('GroupCheck', CelGroupCheck as never)
   env.registerType('PathCheck', CelPathCheck as never)
@@ -468,6 +469,8 @@ function environmentWith(vars: CelVariables): Environment {
   if (env === undefined) {
     env = runtime().clone()
     for (const [name, type] of Object.entries(vars)) {
+      // The runtime environment already declares the admission and CRD rule variables (self, oldSelf, ...) as dyn.
+      if (type === 'dyn' && RUNTIME_VARIABLES.includes(name)) continue
       if (typeof type === 'string') env.registerVariable(name, type)
       else env.registerVariable({ name, schema: { ...type } })
     }
@@ -484,6 +487,16 @@ function environmentWith(vars: CelVariables): Environment {
 export function celCompileProblemWith(expr: string, result: CelResult, vars: CelVariables): string | undefined {
   const missingField = (missing: string): number | undefined => new RegExp(`\\.\\s*${missing}\\b`).exec(expr)?.index
   return compileProblem(environmentWith(vars), expr, result, Object.keys(vars), missingField)
+}
+
+/** The checker's result type of an expression over `vars` that compiles (`dyn` when it cannot tell). */
+export function celResultTypeWith(expr: string, vars: CelVariables): string {
+  try {
+    const checked = environmentWith(vars).check(expr) as { valid: boolean; type?: unknown }
+    return checked.valid && checked.type !== undefined ? String(checked.type) : 'dyn'
+  } catch {
+    return 'dyn'
+  }
 }
 
 /** A program over `vars` for celEvaluate, with its syntax tree (for checks of which fields it reads). */

@@ -4,6 +4,7 @@ import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv'
 import type { Obj } from './define.js'
 import type { SchemaNode } from './schema.js'
 import { GoValue, fieldInvalid, type FieldError } from '../machinery/errors.js'
+import { re2RegExp } from '../machinery/re2.js'
 
 export const OBJECT_META = '#/definitions/io.orch.apimachinery.pkg.apis.meta.v1.ObjectMeta'
 
@@ -99,7 +100,8 @@ export function toFieldError(obj: unknown, e: ErrorObject): FieldError | undefin
   }
 }
 
-const ajv = new Ajv({ allErrors: true, strict: false, validateFormats: false })
+// Patterns are Go (RE2) regular expressions, matched through their JS translation (never a throw on a pattern JS lacks).
+const ajv = new Ajv({ allErrors: true, strict: false, validateFormats: false, code: { regExp: re2RegExp } })
 
 const IPV4 = /^(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)(\.(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)){3}$/
 function isIPv6(s: string): boolean {
