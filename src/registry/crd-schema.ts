@@ -2,7 +2,7 @@
 // the OpenAPI subset allowed, structural schema invariants and completeness, Go (RE2) patterns, defaults that
 // validate and are pruned, list/map markers, and x-orch-validations rules that compile; with upstream's paths and texts.
 import type { Obj } from './define.js'
-import { GoValue, fieldForbidden, fieldInvalid, fieldInvalidPrinted, fieldNotSupported, fieldRequired, goStringSlice, type FieldError } from '../machinery/errors.js'
+import { GoValue, fieldErrorBody, fieldForbidden, fieldInvalid, fieldInvalidPrinted, fieldNotSupported, fieldRequired, goStringSlice, type FieldError } from '../machinery/errors.js'
 import { re2Problem } from '../machinery/re2.js'
 import { celCompileProblemWith, celResultTypeWith } from '../machinery/cel.js'
 import { compile, toFieldError } from './custom-schema.js'
@@ -555,4 +555,24 @@ export function updateOptions(oldSpec: unknown): SchemaOptions {
     requireMapListKeysMapSet: !badMapSet,
     preexisting,
   }
+}
+
+/**
+ * upstream's NonStructuralSchema condition (its nonstructuralschema controller): the structural violations of every
+ * version's schema, in v1 paths, as one aggregate message; undefined when every schema is structural. A v1 CRD is
+ * refused when it is not structural, so only one stored before (or kept by update ratcheting) ever has it.
+ */
+export function nonStructuralMessage(spec: unknown): string | undefined {
+  const lines: string[] = []
+  if (isObj(spec) && spec.preserveUnknownFields === true) lines.push('spec.preserveUnknownFields: Invalid value: true: must be false')
+  const versions: unknown[] = isObj(spec) && Array.isArray(spec.versions) ? spec.versions : []
+  for (let i = 0; i < versions.length; i++) {
+    const v = versions[i]
+    if (!isObj(v) || !isObj(v.schema) || !isObj(v.schema.openAPIV3Schema)) continue
+    const s = v.schema.openAPIV3Schema
+    if (unconvertible(s)) return `failed to check validation schema for version ${String(v.name ?? '')}: the schema holds fields a structural schema cannot have`
+    for (const e of structuralErrors(s, `spec.versions[${i}].schema.openAPIV3Schema`)) lines.push(`${e.field}: ${fieldErrorBody(e)}`)
+  }
+  if (lines.length === 0) return undefined
+  return lines.length === 1 ? lines[0] : `[${lines.join(', ')}]`
 }

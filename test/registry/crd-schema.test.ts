@@ -5,9 +5,10 @@ import t from 'tap'
 import { fieldErrorBody, type FieldError } from '../../src/machinery/errors.js'
 import crds from '../../src/registry/resources/apiextensions.orch.io/customresourcedefinitions.js'
 import { re2Problem, re2RegExp } from '../../src/machinery/re2.js'
+import { nonStructuralMessage } from '../../src/registry/crd-schema.js'
 
 const lines = (errs: FieldError[]): string[] => errs.map((e) => `${e.field}: ${fieldErrorBody(e)}`)
-const P = 'spec.versions[0].schema.openAPIV3Schema'
+const P = 'spec.validation.openAPIV3Schema'
 
 function crd(schema: Record<string, unknown>): any {
   return {
@@ -112,4 +113,11 @@ t.test('RE2: what Go refuses, in its words; what it accepts matches as in Go', a
   }
   // A pattern Go refuses matches nothing (and never throws) on the custom-resource side.
   t.equal(re2RegExp('(?=x)').test('x'), false)
+})
+
+t.test('the NonStructuralSchema condition message of a stored non-structural CRD (v1 paths)', async (t) => {
+  const spec = crd({ type: 'object', properties: { a: {} }, not: { properties: { b: {} } } }).spec
+  spec.versions.push({ name: 'v2', served: true, storage: false, schema: { openAPIV3Schema: { type: 'object', properties: { c: { type: 'string' } } } } })
+  t.equal(nonStructuralMessage(spec), '[spec.versions[0].schema.openAPIV3Schema.properties[a].type: Required value: must not be empty for specified object fields, spec.versions[0].schema.openAPIV3Schema.properties[b]: Required value: because it is defined in spec.versions[0].schema.openAPIV3Schema.not.properties[b]]')
+  t.equal(nonStructuralMessage(crd({ type: 'object', properties: { a: { type: 'string' } } }).spec), undefined)
 })

@@ -167,6 +167,27 @@ function conversionErrors(c: Obj, path: string): FieldError[] {
   return errs
 }
 
+/** JSON with sorted keys (Go's semantic equality of two decoded schemas). */
+function canonical(v: unknown): string {
+  if (v === undefined) return 'undefined'
+  if (Array.isArray(v)) return `[${v.map(canonical).join(',')}]`
+  if (isObj(v)) return `{${Object.keys(v).sort().map((k) => `${JSON.stringify(k)}:${canonical(v[k])}`).join(',')}}`
+  return JSON.stringify(v)
+}
+
+function columnsErrors(cols: unknown, path: string): FieldError[] {
+  const errs: FieldError[] = []
+  ;(Array.isArray(cols) ? cols : []).forEach((c: unknown, j: number) => errs.push(...columnErrors(isObj(c) ? c : {}, `${path}[${j}]`)))
+  return errs
+}
+
+function selectableErrors(fields: unknown, schema: Obj | undefined, path: string, noSchema: string): FieldError[] {
+  const sf: unknown[] = Array.isArray(fields) ? fields : []
+  if (sf.length === 0) return []
+  if (!schema) return [fieldInvalid(path, '', noSchema)]
+  return selectableFieldErrors(sf, schema, path)
+}
+
 /** upstream's ValidateCustomResourceDefinitionNames (spec.names and status.acceptedNames). */
 function namesErrors(n: Obj, path: string): FieldError[] {
   const errs: FieldError[] = []
@@ -214,6 +235,13 @@ function validateSpec(spec: Obj, opts: SchemaOptions): FieldError[] {
   versions.forEach((v, i) => {
     if (!isObj(v.schema) || !isObj(v.schema.openAPIV3Schema)) errs.push(fieldRequired(`spec.versions[${i}].schema.openAPIV3Schema`, 'schemas are required'))
   })
+  // upstream validates the internal type, into which the v1 conversion moves what every version has the same (the
+  // schema, sub-resources, printer columns, selectable fields) to the top level: its errors are reported there.
+  const same = (k: string) => versions.length > 0 && versions.every((v) => canonical(v[k]) === canonical(versions[0][k]))
+  const top = { schema: same('schema'), subresources: same('subresources'), columns: same('additionalPrinterColumns') }
+  const topSelectable = top.schema && same('selectableFields')
+  const statusOf = (sub: unknown) => isObj(sub) && isObj(sub.status)
+  const anyStatus = versions.some((v) => statusOf(v.subresources))
   const seen = new Set<string>()
   let unique = true
   let storage = 0
@@ -226,16 +254,11 @@ function validateSpec(spec: Obj, opts: SchemaOptions): FieldError[] {
     const e = dns1035Label(name)
     if (e.length > 0) errs.push(fieldInvalid(`${at}.name`, name, e.join(',')))
     errs.push(...deprecationWarningErrors(v, at))
-    const sub: Obj | undefined = isObj(v.subresources) ? v.subresources : undefined
     const schema: Obj | undefined = isObj(v.schema) && isObj(v.schema.openAPIV3Schema) ? v.schema.openAPIV3Schema : undefined
-    if (schema) errs.push(...validateVersionSchema(schema, `${at}.schema`, sub !== undefined && isObj(sub.status), opts))
-    if (sub) errs.push(...subresourceErrors(sub, `${at}.subresources`))
-    ;(Array.isArray(v.additionalPrinterColumns) ? v.additionalPrinterColumns : []).forEach((c: unknown, j: number) => errs.push(...columnErrors(isObj(c) ? c : {}, `${at}.additionalPrinterColumns[${j}]`)))
-    const sf: unknown[] = Array.isArray(v.selectableFields) ? v.selectableFields : []
-    if (sf.length > 0) {
-      if (!schema) errs.push(fieldInvalid(`${at}.selectableFields`, '', 'may only be set when `version.schema.openAPIV3Schema` is not included'))
-      else errs.push(...selectableFieldErrors(sf, schema, `${at}.selectableFields`))
-    }
+    if (!top.schema && schema) errs.push(...validateVersionSchema(schema, `${at}.schema`, statusOf(top.subresources ? versions[0].subresources : v.subresources), opts))
+    if (!top.subresources && isObj(v.subresources)) errs.push(...subresourceErrors(v.subresources, `${at}.subresources`))
+    if (!top.columns) errs.push(...columnsErrors(v.additionalPrinterColumns, `${at}.additionalPrinterColumns`))
+    if (!topSelectable) errs.push(...selectableErrors(v.selectableFields, top.schema ? undefined : schema, `${at}.selectableFields`, 'may only be set when `version.schema.openAPIV3Schema` is not included'))
   })
   const shown = goVersions(versions)
   if (!unique) errs.push(fieldInvalidPrinted('spec.versions', shown, 'must contain unique version names'))
@@ -243,7 +266,16 @@ function validateSpec(spec: Obj, opts: SchemaOptions): FieldError[] {
   const n: Obj = isObj(spec.names) ? spec.names : {}
   for (const k of ['plural', 'singular', 'kind', 'listKind']) if (str(n[k]) === '') errs.push(fieldRequired(`spec.names.${k}`, ''))
   errs.push(...namesErrors(n, 'spec.names'))
-  if (isObj(spec.conversion)) errs.push(...conversionErrors(spec.conversion, 'spec.conversion'))
+  const first = versions[0] ?? {}
+  const topSchema: Obj | undefined = top.schema && isObj(first.schema) && isObj(first.schema.openAPIV3Schema) ? first.schema.openAPIV3Schema : undefined
+  if (topSchema) errs.push(...validateVersionSchema(topSchema, 'spec.validation', anyStatus, opts))
+  if (top.subresources && isObj(first.subresources)) errs.push(...subresourceErrors(first.subresources, 'spec.subresources'))
+  if (top.columns) errs.push(...columnsErrors(first.additionalPrinterColumns, 'spec.additionalPrinterColumns'))
+  if (topSelectable) errs.push(...selectableErrors(first.selectableFields, topSchema, 'spec.selectableFields', 'may only be set when validations.schema is included'))
+  if (isObj(spec.conversion)) {
+    if (spec.preserveUnknownFields === true && str(spec.conversion.strategy) !== 'None') errs.push(fieldInvalid('spec.conversion.strategy', str(spec.conversion.strategy), 'must be None if spec.preserveUnknownFields is true'))
+    errs.push(...conversionErrors(spec.conversion, 'spec.conversion'))
+  }
   return errs
 }
 
