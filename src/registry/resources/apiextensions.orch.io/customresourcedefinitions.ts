@@ -258,7 +258,8 @@ function validateSpec(spec: Obj, opts: SchemaOptions): FieldError[] {
     if (!top.schema && schema) errs.push(...validateVersionSchema(schema, `${at}.schema`, statusOf(top.subresources ? versions[0].subresources : v.subresources), opts))
     if (!top.subresources && isObj(v.subresources)) errs.push(...subresourceErrors(v.subresources, `${at}.subresources`))
     if (!top.columns) errs.push(...columnsErrors(v.additionalPrinterColumns, `${at}.additionalPrinterColumns`))
-    if (!topSelectable) errs.push(...selectableErrors(v.selectableFields, top.schema ? undefined : schema, `${at}.selectableFields`, 'may only be set when `version.schema.openAPIV3Schema` is not included'))
+    // Checked against the version's schema even where the schemas are all the same (kept per version, not moved).
+    if (!topSelectable) errs.push(...selectableErrors(v.selectableFields, schema, `${at}.selectableFields`, 'may only be set when `version.schema.openAPIV3Schema` is not included'))
   })
   const shown = goVersions(versions)
   if (!unique) errs.push(fieldInvalidPrinted('spec.versions', shown, 'must contain unique version names'))
