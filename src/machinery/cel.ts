@@ -15,7 +15,7 @@ export interface CelDeclarations { params: boolean; authorizer: boolean; variabl
 
 /** The identifiers a type-checked expression is resolved against besides its variables: type names and function namespaces. */
 const TYPE_NAMES = new Set(['bool', 'int', 'uint', 'double', 'string', 'bytes', 'list', 'map', 'null_type', 'type', 'dyn', 'google', 'optional_type'])
-const FUNCTION_NAMESPACES = new Set(['cel', 'optional', 'math', 'strings', 'base64', 'sets', 'lists'])
+const FUNCTION_NAMESPACES = new Set(['cel', 'optional', 'math', 'strings', 'base64', 'sets', 'lists', 'format'])
 /** Macros whose leading arguments bind iteration variables: how many at most. */
 const COMPREHENSIONS: Record<string, number> = { all: 2, exists: 2, exists_one: 2, existsOne: 2, filter: 1, map: 1, sortBy: 1, transformList: 2, transformMap: 2, transformMapEntry: 2 }
 

@@ -114,6 +114,16 @@ t.test('schema: x-orch-validations rules must compile and be well formed', async
     reason: 'FieldValueInvalid', field: `${P}.properties[spec].x-orch-validations[0].rule`,
     message: 'Invalid value: apiextensions.ValidationRule{Rule:"object.a > 1", Message:"", MessageExpression:"", Reason:(*apiextensions.FieldValueErrorReason)(nil), FieldPath:"", OptionalOldSelf:(*bool)(nil)}: compilation failed: ERROR: <input>:1:1: undeclared reference to \'object\' (in container \'\')\n | object.a > 1\n | ^',
   }])
+  await refused(t, crd(obj({ spec: { type: 'object', properties: { a: { type: 'integer' } }, 'x-orch-validations': [{ rule: 'self.a + 1', messageExpression: '1 + 1' }] } })), [
+    {
+      reason: 'FieldValueInvalid', field: `${P}.properties[spec].x-orch-validations[0].rule`,
+      message: 'Invalid value: apiextensions.ValidationRule{Rule:"self.a + 1", Message:"", MessageExpression:"1 + 1", Reason:(*apiextensions.FieldValueErrorReason)(nil), FieldPath:"", OptionalOldSelf:(*bool)(nil)}: cel expression must evaluate to a bool',
+    },
+    {
+      reason: 'FieldValueInvalid', field: `${P}.properties[spec].x-orch-validations[0].messageExpression`,
+      message: 'Invalid value: apiextensions.ValidationRule{Rule:"self.a + 1", Message:"", MessageExpression:"1 + 1", Reason:(*apiextensions.FieldValueErrorReason)(nil), FieldPath:"", OptionalOldSelf:(*bool)(nil)}: messageExpression must evaluate to a string',
+    },
+  ])
   await refused(t, crd(obj({ spec: { type: 'object', properties: { a: { type: 'integer' } }, 'x-orch-validations': [{ rule: '', reason: 'Nope' }] } })), [
     { reason: 'FieldValueRequired', field: `${P}.properties[spec].x-orch-validations[0].rule`, message: 'Required value: rule is not specified' },
     { reason: 'FieldValueNotSupported', field: `${P}.properties[spec].x-orch-validations[0].reason`, message: 'Unsupported value: "Nope": supported values: "FieldValueDuplicate", "FieldValueForbidden", "FieldValueInvalid", "FieldValueRequired"' },
@@ -256,6 +266,7 @@ t.test('a valid CRD is created; an update that breaks it is refused, one that ke
       items: { type: 'array', 'x-orch-list-type': 'map', 'x-orch-list-map-keys': ['name'], items: { type: 'object', required: ['name'], properties: { name: { type: 'string' }, v: { 'x-orch-int-or-string': true } } } },
       meta: { type: 'object', 'x-orch-embedded-resource': true, 'x-orch-preserve-unknown-fields': true },
       n: { type: 'integer', 'x-orch-validations': [{ rule: 'self >= 0', message: 'must not be negative' }] },
+      host: { type: 'string', 'x-orch-validations': [{ rule: '!format.dns1123Label().validate(self).hasValue()', message: 'must be a DNS label' }] },
     }, { 'x-orch-validations': [{ rule: 'self.n <= 10 || !has(self.code)', messageExpression: "'n is ' + string(self.n)" }] }),
     metadata: { type: 'object', properties: { name: { type: 'string', maxLength: 20 } } },
   }), { subresources: { status: {} }, additionalPrinterColumns: [{ name: 'Code', type: 'string', jsonPath: '.spec.code' }] })
