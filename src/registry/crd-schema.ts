@@ -93,7 +93,8 @@ function structuralInvariants(s: Obj, lvl: Level, path: string, errs: FieldError
   if (type === 'array' && s.items === undefined) errs.push(fieldRequired(child(path, 'items'), 'must be specified'))
   if (isObj(s.items)) structuralInvariants(s.items, 'item', child(path, 'items'), errs)
   const props: Obj = isObj(s.properties) ? s.properties : {}
-  for (const [k, v] of Object.entries(props)) if (isObj(v)) structuralInvariants(v, 'field', key(child(path, 'properties'), k), errs)
+  // A null property schema decodes as an empty one (Go's zero JSONSchemaProps).
+  for (const [k, v] of Object.entries(props)) if (isObj(v) || v === null) structuralInvariants(isObj(v) ? v : {}, 'field', key(child(path, 'properties'), k), errs)
   if (s.additionalProperties !== undefined) {
     if (lvl === 'root') errs.push(fieldForbidden(child(path, 'additionalProperties'), 'must not be used at the root'))
     if (isObj(s.additionalProperties)) structuralInvariants(s.additionalProperties, 'field', child(path, 'additionalProperties'), errs)
@@ -318,8 +319,9 @@ function walk(s: Obj, path: string, ssv: Ssv, isRoot: boolean, cel: boolean, opt
     const sub = ssv.insideMeta ? { ...ssv, allowDefaults: false, disallowReason: 'inside additionalProperties applying to object metadata' } : ssv
     if (isObj(s.additionalProperties)) add(walk(s.additionalProperties, child(path, 'additionalProperties'), sub, false, cel, opts))
   }
-  for (const [k, p] of Object.entries(props)) {
-    if (!isObj(p)) continue
+  for (const [k, raw] of Object.entries(props)) {
+    if (!isObj(raw) && raw !== null) continue
+    const p: Obj = isObj(raw) ? raw : {}
     let sub = ssv
     if (s['x-orch-map-type'] === 'atomic') sub = withForbidOldSelf(sub, path)
     if ((isRoot || s['x-orch-embedded-resource'] === true) && META_FIELDS.has(k)) {

@@ -259,6 +259,20 @@ t.test('conversion, printer columns, scale paths, selectable fields', async (t) 
   ])
 })
 
+t.test('malformed schema values are a client error, never a 500', async (t) => {
+  const odd: Array<Record<string, unknown>> = [
+    { type: ['string', 'null'] }, { properties: 5 }, { type: 'object', properties: { a: { type: 'array', items: 'x' } } },
+    { type: 'object', properties: { a: { type: 'object', 'x-orch-validations': 'self > 1' } } }, { type: 'object', properties: { a: { type: 'string', pattern: 5 } } },
+    { type: 'object', properties: { a: { type: 'array', 'x-orch-list-map-keys': 'k', items: { type: 'object' } } } }, { type: 'object', required: 'a' },
+    { type: 'object', properties: { a: { type: 'string', enum: 'x' } } }, { type: 'object', allOf: { type: 'string' } },
+  ]
+  for (const schema of odd) {
+    const r = await s.request('POST', CRDS, crd(schema))
+    t.ok(r.status === 400 || r.status === 422, `${JSON.stringify(schema)}: ${r.status} ${r.text.slice(0, 300)}`)
+    if (r.status === 201) await s.request('DELETE', `${CRDS}/${NAME}`)
+  }
+})
+
 t.test('a valid CRD is created; an update that breaks it is refused, one that keeps it valid is taken', async (t) => {
   const body = crd(obj({
     spec: obj({
