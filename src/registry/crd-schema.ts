@@ -4,7 +4,7 @@
 import type { Obj } from './define.js'
 import { GoValue, fieldErrorBody, fieldForbidden, fieldInvalid, fieldInvalidPrinted, fieldNotSupported, fieldRequired, goStringSlice, type FieldError } from '../machinery/errors.js'
 import { re2Problem } from '../machinery/re2.js'
-import { celCompileProblemWith, celResultTypeWith } from '../machinery/cel.js'
+import { celCompileSelf, type CelSelfType } from '../machinery/cel.js'
 import { compile, toFieldError } from './custom-schema.js'
 
 function isObj(v: unknown): v is Obj { return v !== null && typeof v === 'object' && !Array.isArray(v) }
@@ -12,7 +12,6 @@ function isObj(v: unknown): v is Obj { return v !== null && typeof v === 'object
 const TYPES = ['array', 'boolean', 'integer', 'number', 'object', 'string']
 const META_FIELDS = new Set(['metadata', 'kind', 'apiVersion'])
 const REASONS = ['FieldValueDuplicate', 'FieldValueForbidden', 'FieldValueInvalid', 'FieldValueRequired']
-const CEL_VARS = { self: 'dyn', oldSelf: 'dyn' } as const
 
 const key = (path: string, k: string): string => `${path}[${k}]`
 const child = (path: string, c: string): string => (path === '' ? c : `${path}.${c}`)
@@ -343,7 +342,7 @@ function walk(s: Obj, path: string, ssv: Ssv, isRoot: boolean, cel: boolean, opt
   if (isObj(s.dependencies)) for (const [k, d] of Object.entries(s.dependencies)) if (isObj(d)) add(walk(d, key(child(path, 'dependencies'), k), ssv, false, false, opts))
   if (s['x-orch-preserve-unknown-fields'] === false) out.schema.push(fieldInvalid(child(path, 'x-orch-preserve-unknown-fields'), false, 'must be true or undefined'))
   markerErrors(s, path, opts, out.schema)
-  if (Array.isArray(s['x-orch-validations']) && s['x-orch-validations'].length > 0) ruleErrors(s, path, ssv, cel, opts, out)
+  if (Array.isArray(s['x-orch-validations']) && s['x-orch-validations'].length > 0) ruleErrors(s, path, ssv, cel, isRoot, opts, out)
   return out
 }
 
@@ -416,9 +415,61 @@ function mapListKeysMapSet(s: Obj, path: string): FieldError[] {
   return errs
 }
 
+const CEL_RESERVED = new Set(['true', 'false', 'null', 'in', 'as', 'break', 'const', 'continue', 'else', 'for', 'function', 'if', 'import', 'let', 'loop', 'package', 'namespace', 'return', 'var', 'void', 'while'])
+const CEL_ESCAPABLE = /^[A-Za-z_.\-/][A-Za-z0-9_.\-/]*$/
+
+/** A property's name as CEL sees it (upstream's escaping: `__underscores__`, `__dot__`, `__dash__`, `__slash__`, `__<keyword>__`); undefined when CEL cannot name it. */
+function celFieldName(k: string): string | undefined {
+  if (CEL_RESERVED.has(k)) return `__${k}__`
+  if (!CEL_ESCAPABLE.test(k)) return undefined
+  return k.replace(/__/g, '__underscores__').replace(/\./g, '__dot__').replace(/-/g, '__dash__').replace(/\//g, '__slash__')
+}
+
+/**
+ * The CEL type of a value under a schema node, as upstream declares `self`: scalars by type, lists and maps by their
+ * items, objects by their properties (the root's metadata holding only name and generateName). What upstream types
+ * otherwise than plainly (formats as timestamps, durations, bytes; int-or-string; unknown fields; embedded
+ * resources; nullable) is `dyn`, so a rule is never refused for a type we do not model.
+ */
+function celSelfType(s: unknown, root = false): CelSelfType {
+  if (!isObj(s)) return 'dyn'
+  if (s['x-orch-int-or-string'] === true || s['x-orch-preserve-unknown-fields'] === true || s['x-orch-embedded-resource'] === true || s.nullable === true) return 'dyn'
+  switch (s.type) {
+    case 'string': return typeof s.format === 'string' && s.format !== '' ? 'dyn' : 'string'
+    case 'integer': return 'int'
+    case 'number': return 'double'
+    case 'boolean': return 'bool'
+    case 'array': {
+      const item = celSelfType(s.items)
+      return typeof item === 'string' ? `list<${item}>` : 'list<dyn>'
+    }
+    case 'object': {
+      if (isObj(s.properties) && Object.keys(s.properties).length > 0) {
+        const out: { [k: string]: CelSelfType } = {}
+        for (const [k, p] of Object.entries(s.properties)) {
+          const name = celFieldName(k)
+          if (name !== undefined) out[name] = celSelfType(p)
+        }
+        if (root) {
+          out.apiVersion = 'string'
+          out.kind = 'string'
+          out.metadata = { name: 'string', generateName: 'string' }
+        }
+        return out
+      }
+      if (isObj(s.additionalProperties)) {
+        const v = celSelfType(s.additionalProperties)
+        return typeof v === 'string' ? `map<string, ${v}>` : 'map<string, dyn>'
+      }
+      return 'dyn'
+    }
+  }
+  return 'dyn'
+}
+
 const NEWLINE = /[\n\r]+/
 
-function ruleErrors(s: Obj, path: string, ssv: Ssv, cel: boolean, opts: SchemaOptions, out: Walk): void {
+function ruleErrors(s: Obj, path: string, ssv: Ssv, cel: boolean, isRoot: boolean, opts: SchemaOptions, out: Walk): void {
   const list: unknown[] = s['x-orch-validations']
   const base = child(path, 'x-orch-validations')
   list.forEach((x, i) => {
@@ -442,25 +493,20 @@ function ruleErrors(s: Obj, path: string, ssv: Ssv, cel: boolean, opts: SchemaOp
   })
   // Rules are compiled only where the schema below them is sound (upstream: no schema error at this level or deeper).
   if (!cel || out.schema.length > 0) return
+  let selfType: CelSelfType | undefined
   list.forEach((x, i) => {
     if (!isObj(x) || typeof x.rule !== 'string' || x.rule.trim() === '') return
     const at = `${base}[${i}]`
     if (!opts.preexisting.has(x.rule)) {
-      const p = celCompileProblemWith(x.rule, 'any', CEL_VARS)
-      if (p !== undefined) out.cel.push(fieldInvalidPrinted(child(at, 'rule'), goRule(x).text, p))
-      else {
-        const t = celResultTypeWith(x.rule, CEL_VARS)
-        if (t !== 'bool' && t !== 'dyn') out.cel.push(fieldInvalidPrinted(child(at, 'rule'), goRule(x).text, 'cel expression must evaluate to a bool'))
-      }
+      const c = celCompileSelf(x.rule, selfType ??= celSelfType(s, isRoot))
+      if (c.problem !== undefined) out.cel.push(fieldInvalidPrinted(child(at, 'rule'), goRule(x).text, c.problem))
+      else if (c.type !== 'bool' && c.type !== 'dyn') out.cel.push(fieldInvalidPrinted(child(at, 'rule'), goRule(x).text, 'cel expression must evaluate to a bool'))
     }
     const me = typeof x.messageExpression === 'string' ? x.messageExpression : ''
     if (me.trim() !== '' && !opts.preexisting.has(me)) {
-      const p = celCompileProblemWith(me, 'any', CEL_VARS)
-      if (p !== undefined) out.cel.push(fieldInvalidPrinted(child(at, 'messageExpression'), goRule(x).text, `messageExpression ${p}`))
-      else {
-        const t = celResultTypeWith(me, CEL_VARS)
-        if (t !== 'string' && t !== 'dyn') out.cel.push(fieldInvalidPrinted(child(at, 'messageExpression'), goRule(x).text, 'messageExpression must evaluate to a string'))
-      }
+      const c = celCompileSelf(me, selfType ??= celSelfType(s, isRoot))
+      if (c.problem !== undefined) out.cel.push(fieldInvalidPrinted(child(at, 'messageExpression'), goRule(x).text, `messageExpression ${c.problem}`))
+      else if (c.type !== 'string' && c.type !== 'dyn') out.cel.push(fieldInvalidPrinted(child(at, 'messageExpression'), goRule(x).text, 'messageExpression must evaluate to a string'))
     }
     const usesOldSelf = /\boldSelf\b/.test(x.rule)
     if (usesOldSelf) {

@@ -114,6 +114,15 @@ t.test('schema: x-orch-validations rules must compile and be well formed', async
     reason: 'FieldValueInvalid', field: `${P}.properties[spec].x-orch-validations[0].rule`,
     message: 'Invalid value: apiextensions.ValidationRule{Rule:"object.a > 1", Message:"", MessageExpression:"", Reason:(*apiextensions.FieldValueErrorReason)(nil), FieldPath:"", OptionalOldSelf:(*bool)(nil)}: compilation failed: ERROR: <input>:1:1: undeclared reference to \'object\' (in container \'\')\n | object.a > 1\n | ^',
   }])
+  // self is typed by the schema: a field it does not declare is refused, as upstream's typed compile does.
+  await refused(t, crd(obj({ spec: { type: 'object', properties: { a: { type: 'integer' }, o: obj({ x: { type: 'string' } }) }, 'x-orch-validations': [{ rule: 'self.a > 0 && self.o.y == "z"' }] } })), [{
+    reason: 'FieldValueInvalid', field: `${P}.properties[spec].x-orch-validations[0].rule`,
+    message: 'Invalid value: apiextensions.ValidationRule{Rule:"self.a > 0 && self.o.y == \\"z\\"", Message:"", MessageExpression:"", Reason:(*apiextensions.FieldValueErrorReason)(nil), FieldPath:"", OptionalOldSelf:(*bool)(nil)}: compilation failed: ERROR: <input>:1:21: undefined field \'y\'\n | self.a > 0 && self.o.y == "z"\n | ....................^',
+  }])
+  await refused(t, crd(obj({ spec: obj({ a: { type: 'integer' } }) }, { 'x-orch-validations': [{ rule: "self.metadata.labels['x'] == 'y'" }] })), [{
+    reason: 'FieldValueInvalid', field: `${P}.x-orch-validations[0].rule`,
+    message: 'Invalid value: apiextensions.ValidationRule{Rule:"self.metadata.labels[\'x\'] == \'y\'", Message:"", MessageExpression:"", Reason:(*apiextensions.FieldValueErrorReason)(nil), FieldPath:"", OptionalOldSelf:(*bool)(nil)}: compilation failed: ERROR: <input>:1:14: undefined field \'labels\'\n | self.metadata.labels[\'x\'] == \'y\'\n | .............^',
+  }])
   await refused(t, crd(obj({ spec: { type: 'object', properties: { a: { type: 'integer' } }, 'x-orch-validations': [{ rule: 'self.a + 1', messageExpression: '1 + 1' }] } })), [
     {
       reason: 'FieldValueInvalid', field: `${P}.properties[spec].x-orch-validations[0].rule`,
