@@ -121,3 +121,16 @@ t.test('the NonStructuralSchema condition message of a stored non-structural CRD
   t.equal(nonStructuralMessage(spec), '[spec.versions[0].schema.openAPIV3Schema.properties[a].type: Required value: must not be empty for specified object fields, spec.versions[0].schema.openAPIV3Schema.properties[b]: Required value: because it is defined in spec.versions[0].schema.openAPIV3Schema.not.properties[b]]')
   t.equal(nonStructuralMessage(crd({ type: 'object', properties: { a: { type: 'string' } } }).spec), undefined)
 })
+
+t.test('an update that leaves the spec as stored is not judged on it (a CRD stored before a check existed)', async (t) => {
+  const old = crd({ type: 'object', properties: { a: { type: 'string' } } })
+  old.spec.versions[0].additionalPrinterColumns = [{ name: 'A', type: 'text', jsonPath: '.a' }]
+  t.same(validate(old), ['spec.additionalPrinterColumns[0].type: Invalid value: "text": must be one of boolean,date,integer,number,string'])
+  const labelled = structuredClone(old)
+  labelled.metadata.labels = { x: 'y' }
+  labelled.metadata.finalizers = []
+  t.same(validateUpdate(labelled, old), [])
+  const changed = structuredClone(old)
+  changed.spec.versions[0].additionalPrinterColumns[0].name = 'B'
+  t.same(validateUpdate(changed, old), ['spec.additionalPrinterColumns[0].type: Invalid value: "text": must be one of boolean,date,integer,number,string'])
+})

@@ -305,8 +305,10 @@ function immutable(path: string, v: unknown, old: unknown): FieldError[] {
 
 /** upstream's ValidateCustomResourceDefinitionUpdate: the create checks relaxed by what the stored CRD broke, and the immutable fields. */
 function validateCRDUpdate(o: Obj, old: Obj): FieldError[] {
-  const opts = updateOptions(old.spec)
-  const errs = validateCRD(o, opts)
+  // A spec the update leaves as it was is not judged again: a CRD stored before a check existed keeps taking
+  // metadata updates (labels, the controller's removal of its cleanup finalizer) instead of being stuck.
+  const unchanged = canonical(o.spec) === canonical(old.spec)
+  const errs = unchanged ? validateCRD({ metadata: o.metadata, status: o.status }) : validateCRD(o, updateOptions(old.spec))
   // Only a stored CRD without the flag set can be refused for setting it (upstream's validatePreserveUnknownFields).
   if (old.spec?.preserveUnknownFields === true) {
     const i = errs.findIndex((e) => e.field === 'spec.preserveUnknownFields')
