@@ -25,10 +25,12 @@ export interface SchemaOptions {
   requireMapListKeysMapSet: boolean
   /** Rules and message expressions the stored CRD already had (compiled with the stored-expressions environment upstream). */
   preexisting: Set<string>
+  /** Conversion review versions must include one this server speaks (not required of a CRD stored without one). */
+  requireRecognizedReviewVersion: boolean
 }
 
 export const CREATE_OPTIONS: SchemaOptions = {
-  requireValidPropertyType: true, requireStructural: true, requirePrunedDefaults: true, requireAtomicSetType: true, requireMapListKeysMapSet: true, preexisting: new Set(),
+  requireValidPropertyType: true, requireStructural: true, requirePrunedDefaults: true, requireAtomicSetType: true, requireMapListKeysMapSet: true, preexisting: new Set(), requireRecognizedReviewVersion: true,
 }
 
 // ---- walking ----
@@ -595,7 +597,10 @@ export function updateOptions(oldSpec: unknown): SchemaOptions {
   }))
   const badMapSet = schemas.some((s) => someNode(s, (n) => mapListKeysMapSet(n, '').length > 0))
   const unpruned = !nonStructural && schemas.some((s) => someNode(s, (n) => n.default !== undefined && n.default !== null && !sameJson(pruned(n.default, n, false), n.default)))
+  const hook = isObj(oldSpec) && isObj(oldSpec.conversion) && isObj(oldSpec.conversion.webhook) ? oldSpec.conversion.webhook : undefined
+  const reviewVersions: unknown[] = hook && Array.isArray(hook.conversionReviewVersions) ? hook.conversionReviewVersions : []
   return {
+    requireRecognizedReviewVersion: reviewVersions.length === 0 || reviewVersions.some((v) => v === 'v1' || v === 'v1beta1'),
     requireValidPropertyType: !invalidTypes,
     requireStructural: !nonStructural,
     requirePrunedDefaults: !unpruned,

@@ -134,3 +134,12 @@ t.test('an update that leaves the spec as stored is not judged on it (a CRD stor
   changed.spec.versions[0].additionalPrinterColumns[0].name = 'B'
   t.same(validateUpdate(changed, old), ['spec.additionalPrinterColumns[0].type: Invalid value: "text": must be one of boolean,date,integer,number,string'])
 })
+
+t.test('conversion review versions this server does not speak ratchet', async (t) => {
+  const old = crd({ type: 'object', properties: { a: { type: 'string' } } })
+  old.spec.conversion = { strategy: 'Webhook', webhook: { clientConfig: { url: 'https://conv.example.com/x' }, conversionReviewVersions: ['v9'] } }
+  t.same(validate(old), ['spec.conversion.conversionReviewVersions: Invalid value: []string{"v9"}: must include at least one of v1, v1beta1'])
+  const next = structuredClone(old)
+  next.spec.versions[0].schema.openAPIV3Schema.properties.b = { type: 'string' }
+  t.same(validateUpdate(next, old), [])
+})

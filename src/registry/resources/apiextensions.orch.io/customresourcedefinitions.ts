@@ -129,7 +129,7 @@ function deprecationWarningErrors(v: Obj, path: string): FieldError[] {
 }
 
 /** upstream's validateCustomResourceConversion (paths of the internal type, as upstream reports them). */
-function conversionErrors(c: Obj, path: string): FieldError[] {
+function conversionErrors(c: Obj, path: string, requireRecognized: boolean): FieldError[] {
   const errs: FieldError[] = []
   const strategy = str(c.strategy)
   if (strategy === '') errs.push(fieldRequired(`${path}.strategy`, ''))
@@ -158,7 +158,7 @@ function conversionErrors(c: Obj, path: string): FieldError[] {
         for (const d of dns1035Label(v)) errs.push(fieldInvalid(`${at}[${i}]`, v, d))
         if (REVIEW_VERSIONS.includes(v)) accepted = true
       })
-      if (!accepted) errs.push(fieldInvalid(at, goStringSlice('string', versions), `must include at least one of ${REVIEW_VERSIONS.join(', ')}`))
+      if (!accepted && requireRecognized) errs.push(fieldInvalid(at, goStringSlice('string', versions), `must include at least one of ${REVIEW_VERSIONS.join(', ')}`))
     }
   } else {
     if (cc !== undefined) errs.push(fieldForbidden(`${path}.webhookClientConfig`, 'should not be set when strategy is not set to Webhook'))
@@ -275,7 +275,7 @@ function validateSpec(spec: Obj, opts: SchemaOptions): FieldError[] {
   if (topSelectable) errs.push(...selectableErrors(first.selectableFields, topSchema, 'spec.selectableFields', 'may only be set when validations.schema is included'))
   if (isObj(spec.conversion)) {
     if (spec.preserveUnknownFields === true && str(spec.conversion.strategy) !== 'None') errs.push(fieldInvalid('spec.conversion.strategy', str(spec.conversion.strategy), 'must be None if spec.preserveUnknownFields is true'))
-    errs.push(...conversionErrors(spec.conversion, 'spec.conversion'))
+    errs.push(...conversionErrors(spec.conversion, 'spec.conversion', opts.requireRecognizedReviewVersion))
   }
   return errs
 }
