@@ -8,6 +8,7 @@ import type { Obj, ResolvedDefinition } from '../registry/define.js'
 import type { InternalClient } from '../server/internal-client.js'
 import { CLEANUP_FINALIZER, CRD_GROUP, CRD_RESOURCE, conditionOf, conditionTrue, setCondition } from '../registry/custom.js'
 import { QueueController } from './queue.js'
+import { nonStructuralMessage } from '../registry/crd-schema.js'
 
 const isObj = (v: unknown): v is Obj => v !== null && typeof v === 'object' && !Array.isArray(v)
 
@@ -152,6 +153,10 @@ export class CrdController extends QueueController {
     crd.status.acceptedNames = acceptedNamesJson(names)
     setCondition(crd.status, namesAccepted, now)
     setCondition(crd.status, established, now)
+    // upstream's nonstructuralschema controller: violations of a schema stored before they were refused.
+    const violations = nonStructuralMessage(crd.spec)
+    if (violations !== undefined) setCondition(crd.status, { type: 'NonStructuralSchema', status: 'True', reason: 'Violations', message: violations }, now)
+    else if (Array.isArray(crd.status.conditions)) crd.status.conditions = crd.status.conditions.filter((c: Obj) => !isObj(c) || c.type !== 'NonStructuralSchema')
     if (JSON.stringify(crd.status) !== before) {
       const w = await this.#writeStatus(crd)
       if (w !== 'ok') return w === 'gone'

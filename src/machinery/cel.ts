@@ -15,7 +15,7 @@ export interface CelDeclarations { params: boolean; authorizer: boolean; variabl
 
 /** The identifiers a type-checked expression is resolved against besides its variables: type names and function namespaces. */
 const TYPE_NAMES = new Set(['bool', 'int', 'uint', 'double', 'string', 'bytes', 'list', 'map', 'null_type', 'type', 'dyn', 'google', 'optional_type'])
-const FUNCTION_NAMESPACES = new Set(['cel', 'optional', 'math', 'strings', 'base64', 'sets', 'lists'])
+const FUNCTION_NAMESPACES = new Set(['cel', 'optional', 'math', 'strings', 'base64', 'sets', 'lists', 'format'])
 /** Macros whose leading arguments bind iteration variables: how many at most. */
 const COMPREHENSIONS: Record<string, number> = { all: 2, exists: 2, exists_one: 2, existsOne: 2, filter: 1, map: 1, sortBy: 1, transformList: 2, transformMap: 2, transformMapEntry: 2 }
 
@@ -271,14 +271,25 @@ function less(a: bigint | number | string, b: bigint | number | string): boolean
   return a < b
 }
 
+const RUNTIME_VARIABLES = ['object', 'oldObject', 'request', 'namespaceObject', 'params', 'authorizer', 'variables', 'self', 'oldSelf']
 let runtimeEnv: Environment | undefined
+
+let libraryEnv: Environment | undefined
 
 /** The evaluation environment: the variables as dyn, the authorizer library and the Kubernetes list and string functions cel-js lacks. */
 function runtime(): Environment {
   if (runtimeEnv !== undefined) return runtimeEnv
-  const env = new Environment({ enableOptionalTypes: true, homogeneousAggregateLiterals: false })
+  const env = library().clone()
   // self and oldSelf: the value a CRD schema's x-orch-validations rule sits on (src/registry/custom-cel.ts).
-  for (const name of ['object', 'oldObject', 'request', 'namespaceObject', 'params', 'authorizer', 'variables', 'self', 'oldSelf']) env.registerVariable(name, 'dyn')
+  for (const name of RUNTIME_VARIABLES) env.registerVariable(name, 'dyn')
+  runtimeEnv = env
+  return env
+}
+
+/** The libraries (types and functions) without variables, to clone and declare variables in. */
+function library(): Environment {
+  if (libraryEnv !== undefined) return libraryEnv
+  const env = new Environment({ enableOptionalTypes: true, homogeneousAggregateLiterals: false })
   env.registerType('Authorizer', CelAuthorizer as never)
   env.registerType('GroupCheck', CelGroupCheck as never)
   env.registerType('PathCheck', CelPathCheck as never)
@@ -379,7 +390,7 @@ function runtime(): Environment {
     const all = Array.from(s.matchAll(new RegExp(re, 'gu')), (m) => m[0])
     return n < 0n ? all : all.slice(0, Number(n))
   })
-  runtimeEnv = env
+  libraryEnv = env
   return env
 }
 
@@ -468,6 +479,8 @@ function environmentWith(vars: CelVariables): Environment {
   if (env === undefined) {
     env = runtime().clone()
     for (const [name, type] of Object.entries(vars)) {
+      // The runtime environment already declares the admission and CRD rule variables (self, oldSelf, ...) as dyn.
+      if (type === 'dyn' && RUNTIME_VARIABLES.includes(name)) continue
       if (typeof type === 'string') env.registerVariable(name, type)
       else env.registerVariable({ name, schema: { ...type } })
     }
@@ -484,6 +497,46 @@ function environmentWith(vars: CelVariables): Environment {
 export function celCompileProblemWith(expr: string, result: CelResult, vars: CelVariables): string | undefined {
   const missingField = (missing: string): number | undefined => new RegExp(`\\.\\s*${missing}\\b`).exec(expr)?.index
   return compileProblem(environmentWith(vars), expr, result, Object.keys(vars), missingField)
+}
+
+/** A CEL type of a CRD rule's `self`: a type name (`int`, `list<string>`, `dyn`) or an object's field types. */
+export type CelSelfType = string | { [field: string]: CelSelfType }
+
+/**
+ * A CRD schema rule compiled with `self` and `oldSelf` typed by its schema node (upstream declares them from the
+ * structural schema): the Invalid detail (syntax, undeclared references, fields the schema does not declare) or
+ * undefined, and the result type (`dyn` when the checker cannot tell). A fresh environment each time: the types are
+ * the schema's own and are not kept.
+ */
+export function celCompileSelf(expr: string, self: CelSelfType): { problem: string | undefined; type: string } {
+  let env: Environment
+  try {
+    env = library().clone()
+    if (typeof self === 'string') { env.registerVariable('self', self); env.registerVariable('oldSelf', self) }
+    else { env.registerVariable({ name: 'self', schema: self as Record<string, never> }); env.registerVariable('oldSelf', '$self') }
+  } catch {
+    env = runtime()
+  }
+  const missingField = (missing: string): number | undefined => new RegExp(`\\.\\??\\s*${missing}\\b`).exec(expr)?.index
+  const problem = compileProblem(env, expr, 'any', ['self', 'oldSelf'], missingField)
+  let type = 'dyn'
+  if (problem === undefined) {
+    try {
+      const checked = env.check(expr) as { valid: boolean; type?: unknown }
+      if (checked.valid && checked.type !== undefined) type = String(checked.type)
+    } catch { /* dyn */ }
+  }
+  return { problem, type }
+}
+
+/** The checker's result type of an expression over `vars` that compiles (`dyn` when it cannot tell). */
+export function celResultTypeWith(expr: string, vars: CelVariables): string {
+  try {
+    const checked = environmentWith(vars).check(expr) as { valid: boolean; type?: unknown }
+    return checked.valid && checked.type !== undefined ? String(checked.type) : 'dyn'
+  } catch {
+    return 'dyn'
+  }
 }
 
 /** A program over `vars` for celEvaluate, with its syntax tree (for checks of which fields it reads). */

@@ -4,6 +4,7 @@ import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv'
 import type { Obj } from './define.js'
 import type { SchemaNode } from './schema.js'
 import { GoValue, fieldInvalid, type FieldError } from '../machinery/errors.js'
+import { re2RegExp } from '../machinery/re2.js'
 
 export const OBJECT_META = '#/definitions/io.orch.apimachinery.pkg.apis.meta.v1.ObjectMeta'
 
@@ -28,10 +29,14 @@ function toAjv(n: unknown): unknown {
       out[k] = isObj(v) ? Object.fromEntries(Object.entries(v).map(([pk, pv]) => [pk, toAjv(pv)])) : v
     } else out[k] = toAjv(v)
   }
+  // A type outside OpenAPI's (kept by a CRD stored before it was refused) matches nothing, as kube-openapi's check.
+  if (typeof out.type === 'string' && !JSON_TYPES.has(out.type)) { out.orchType = out.type; delete out.type }
   if (n.nullable === true && typeof out.type === 'string') out.type = [out.type, 'null']
   if (n.nullable === true && Array.isArray(out.enum) && !out.enum.includes(null)) out.enum = [...out.enum, null]
   return out
 }
+
+const JSON_TYPES = new Set(['array', 'boolean', 'integer', 'number', 'object', 'string', 'null'])
 
 function jsonTypeName(v: unknown): string {
   if (v === null) return 'null'
@@ -91,6 +96,10 @@ export function toFieldError(obj: unknown, e: ErrorObject): FieldError | undefin
     case 'maxProperties': return { type: 'FieldValueTooMany', field: at, value: isObj(value) ? Object.keys(value).length : 0, max: p.limit }
     case 'minProperties': return fieldInvalid(at, isObj(value) ? Object.keys(value).length : value, `${at} in body should have at least ${p.limit} properties`)
     case 'anyOf': case 'oneOf': case 'allOf': case 'not': case 'if': return undefined
+    case 'orchType': {
+      const actual = jsonTypeName(value)
+      return { type: 'FieldValueTypeInvalid', field: at, value: actual, detail: `${at} in body must be of type ${String(p.type)}: ${JSON.stringify(actual)}` }
+    }
     case 'orchFormat': {
       const f = String((e.params as { format?: string }).format ?? '')
       return { type: 'FieldValueTypeInvalid', field: at, value, detail: `${at} in body must be of type ${f}: ${JSON.stringify(value)}` }
@@ -99,7 +108,8 @@ export function toFieldError(obj: unknown, e: ErrorObject): FieldError | undefin
   }
 }
 
-const ajv = new Ajv({ allErrors: true, strict: false, validateFormats: false })
+// Patterns are Go (RE2) regular expressions, matched through their JS translation (never a throw on a pattern JS lacks).
+const ajv = new Ajv({ allErrors: true, strict: false, validateFormats: false, code: { regExp: re2RegExp } })
 
 const IPV4 = /^(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)(\.(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)){3}$/
 function isIPv6(s: string): boolean {
@@ -134,6 +144,14 @@ ajv.addKeyword({
     const ok = FORMATS[format]?.(data) ?? true
     if (!ok) (check as unknown as { errors: unknown[] }).errors = [{ keyword: 'orchFormat', message: format, params: { format } }]
     return ok
+  },
+})
+
+ajv.addKeyword({
+  keyword: 'orchType', errors: true, schemaType: 'string',
+  validate: function check(type: string): boolean {
+    (check as unknown as { errors: unknown[] }).errors = [{ keyword: 'orchType', message: type, params: { type } }]
+    return false
   },
 })
 

@@ -34,7 +34,7 @@ const schema = {
   openAPIV3Schema: {
     type: 'object',
     properties: {
-      spec: { type: 'object', properties: { color: { type: 'string' }, size: { type: 'integer' }, items: { type: 'array', items: { type: 'object', properties: { name: { type: 'string' }, value: { type: 'string' } } }, 'x-orch-list-type': 'map', 'x-orch-list-map-keys': ['name'] } } },
+      spec: { type: 'object', properties: { color: { type: 'string' }, size: { type: 'integer' }, items: { type: 'array', items: { type: 'object', required: ['name'], properties: { name: { type: 'string' }, value: { type: 'string' } } }, 'x-orch-list-type': 'map', 'x-orch-list-map-keys': ['name'] } } },
     },
   },
 }

@@ -64,7 +64,7 @@ export function ruleErrors(rule: Obj, path: string): FieldError[] {
 }
 
 /** ValidateWebhookURL with https forced, on Go url.Parse's split of the text. */
-function urlErrors(raw: string, path: string): FieldError[] {
+export function urlErrors(raw: string, path: string): FieldError[] {
   const errs: FieldError[] = []
   let rest = raw
   let fragment = ''
@@ -96,7 +96,7 @@ function urlErrors(raw: string, path: string): FieldError[] {
  * ValidateWebhookService. Upstream calls it with the service's name and namespace in the opposite order of its
  * parameters, so a missing namespace is reported at `.name` and a missing name at `.namespace`; we answer the same.
  */
-function serviceErrors(svc: Obj, path: string): FieldError[] {
+export function serviceErrors(svc: Obj, path: string): FieldError[] {
   const errs: FieldError[] = []
   if (str(svc.namespace) === '') errs.push(fieldRequired(`${path}.name`))
   if (str(svc.name) === '') errs.push(fieldRequired(`${path}.namespace`))
