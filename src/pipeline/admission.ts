@@ -16,6 +16,7 @@ import { fillZeroValues, treeOf, type Obj, type ResolvedDefinition } from '../re
 import type { RequestContext } from './context.js'
 import { admitMutating } from '../admission/chain.js'
 import { allocates, allocateCreate, allocateUpdate } from './service-allocation.js'
+import { storedBody } from './convert.js'
 
 let schemas: SchemaSet
 
@@ -142,8 +143,13 @@ function reportFields(ctx: RequestContext, def: ResolvedDefinition, mode: FieldV
   for (const p of problems) if (!seen.has(p)) { seen.add(p); ctx.responseHeaders.push(['Warning', warning(p)]) }
 }
 
-/** The body as an object of the path's kind: type meta filled from the path when absent, checked when present. */
-export function decodeObject(ctx: RequestContext, def: ResolvedDefinition): Obj {
+/**
+ * The body as an object of the path's kind: type meta filled from the path when absent, checked when present. For a
+ * type served over another's storage (ctx.conversion; `asStored`: the body is in the stored shape already) the
+ * body is decoded and defaulted as the served type, then converted to the stored one (`def`).
+ */
+export function decodeObject(ctx: RequestContext, def: ResolvedDefinition, asStored = false): Obj {
+  if (ctx.conversion !== undefined && !asStored) return storedBody(ctx.conversion, def, decodeObject(ctx, ctx.conversion, true))
   const { value: v, json } = decodeBodyDeferred(ctx)
   if (v === null || typeof v !== 'object' || Array.isArray(v)) {
     throw badRequest(`couldn't get version/kind; json parse error: the body is not a JSON object`)

@@ -127,7 +127,7 @@ function route(ctx: RequestContext): Response | Promise<Response> {
     if (!h) throw pageNotFound()
     return h(ctx)
   }
-  const def = resolveType(ctx)
+  let def = resolveType(ctx)
   ctx.def = def
   // Virtual resources (access reviews, SelfSubjectReview, TokenReview, serviceaccounts/token) store nothing.
   const virtual = virtualRoute(ctx, def)
@@ -147,6 +147,8 @@ function route(ctx: RequestContext): Response | Promise<Response> {
   const accept = ctx.headers['accept']
   if (!tableVersionOf(accept) && !metadataFormOf(accept, i.verb === 'list')) negotiate(accept)
   if ((i.verb === 'update' || i.verb === 'patch') && i.name === '') throw methodNotAllowed()
+  // A type served over another's storage: the handlers run on the stored type, the edges convert (convert.ts).
+  if (def.stored !== undefined) { ctx.conversion = def; def = def.stored }
   if (i.subresource !== '') return routeSubresource(ctx, def)
   if (i.verb !== 'watch' && !def.verbs.includes(i.verb as never)) {
     if (i.verb === '') throw methodNotAllowed()
