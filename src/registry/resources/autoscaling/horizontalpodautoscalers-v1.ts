@@ -234,12 +234,17 @@ export function hpaFromV1(o: Obj): Obj {
   return out
 }
 
-/** v1 objects shown through the v2 columns (converted once per object, whatever the number of columns). */
+/**
+ * v1 objects shown through the v2 columns (converted once per object, whatever the number of columns): spec and
+ * status converted, metadata the object's own (a cell reads no more of it than the v2 cells do).
+ */
 const asV2 = new WeakMap<Obj, Obj>()
 function v2Of(o: Obj): Obj {
   let v = asV2.get(o)
   if (v === undefined) {
-    try { v = hpaFromV1(o) } catch { v = {} }
+    const m = o.metadata
+    try { v = hpaFromV1({ metadata: { annotations: isObj(m) ? m.annotations : undefined }, spec: o.spec, status: o.status }) } catch { v = {} }
+    v.metadata = m
     asV2.set(o, v)
   }
   return v
