@@ -193,6 +193,7 @@ export function resolveDefinition(def: ResourceDefinition): ResolvedDefinition {
     groupKind: def.group === '' ? def.kind : `${def.kind}.${def.group}`,
     listKind: `${def.kind}List`,
     strategy: def.strategy ?? {},
+    stored: undefined,
   }
 }
 

@@ -264,6 +264,11 @@ t.test('watches of either group get the other group\'s writes, converted, with r
   const end = initial.find((e) => e.type === 'BOOKMARK' && e.object.metadata.annotations?.['k8s.io/initial-events-end'] === 'true')
   t.ok(end, 'the initial-events-end bookmark')
   t.equal(end?.object.apiVersion, 'events.k8s.io/v1')
+  // A Table watch (kubectl get -w): rows from the converted objects, columns in the first event only.
+  const rows = await watchEvents(`${NEW}?watch=1&timeoutSeconds=1`, TABLE.accept)
+  t.ok(rows.length >= 3 && rows.every((e) => e.type === 'ADDED' && e.object.kind === 'Table'), 'Table events')
+  t.ok(rows[0].object.columnDefinitions?.length > 0 && rows[1].object.columnDefinitions === null, 'columns in the first event only')
+  t.ok(rows.some((e) => e.object.rows[0].cells.includes('Scheduled') && e.object.rows[0].cells.includes('pod/web-0')), 'cells from the events.orch.io fields')
 })
 
 t.test('Tables and protobuf for either group', async (t) => {
@@ -422,6 +427,23 @@ t.test('autoscaling/v1 lists, watches, Tables, protobuf and deletes', async (t) 
   const disc = await s.request('GET', '/apis/autoscaling')
   t.same(disc.json.versions.map((v: Obj) => v.version), ['v2', 'v1'])
   t.equal(disc.json.preferredVersion.version, 'v2')
+  // One storage, one storage version hash (the stored version's), as upstream's discovery says.
+  const hash = async (path: string, resource: string) => ((await s.request('GET', path)).json.resources as Obj[]).find((r) => r.name === resource)?.storageVersionHash
+  t.equal(await hash('/apis/autoscaling/v1', 'horizontalpodautoscalers'), await hash('/apis/autoscaling/v2', 'horizontalpodautoscalers'))
+  const coreHash = await hash('/api/v1', 'events')
+  t.ok(coreHash)
+  t.equal(await hash('/apis/events.orch.io/v1', 'events'), coreHash)
+})
+
+t.test('deletecollection through events.orch.io selects on its own fields and answers in its shape', async (t) => {
+  for (const n of ['dc.1', 'dc.2']) t.equal((await s.request('POST', CORE, coreEvent(n, { involvedObject: { kind: 'Pod', namespace: NS, name: 'doomed' } }))).status, 201)
+  const d = await s.request('DELETE', `${NEW}?fieldSelector=regarding.name%3Ddoomed`)
+  t.equal(d.status, 200, d.text)
+  t.equal(d.json.kind, 'EventList')
+  t.equal(d.json.apiVersion, 'events.orch.io/v1')
+  t.same(d.json.items.map((i: Obj) => [i.metadata.name, i.regarding.name]).sort(), [['dc.1', 'doomed'], ['dc.2', 'doomed']])
+  t.equal((await s.request('GET', `${CORE}/dc.1`)).status, 404)
+  t.equal((await s.request('GET', `${CORE}/db-0.b1`)).status, 200, 'others kept')
 })
 
 t.test('kubectl: get events, get hpa, autoscale', async (t) => {
