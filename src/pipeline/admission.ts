@@ -344,6 +344,8 @@ export function admitCreate(ctx: RequestContext, def: ResolvedDefinition, o: Obj
   if (def.zeroStatus !== undefined) fillZeroValues(o, def.zeroStatus)
   const errs = validateObjectMeta(m, { nameRule: def.strategy.nameRule ?? 'subdomain', namespaced: def.scope === 'Namespaced' })
   if (def.strategy.validate) errs.push(...def.strategy.validate(o))
+  // Written through a type served over this one's storage: its own checks too.
+  if (ctx.conversion !== undefined && ctx.conversion.sharedStorage!.validate !== undefined) errs.push(...ctx.conversion.sharedStorage!.validate(o))
   assertValid(def, o, errs)
   toStorageVersion(def, o)
 }
@@ -449,6 +451,8 @@ export function admitUpdate(ctx: RequestContext, def: ResolvedDefinition, o: Obj
     errs.push(...validateObjectMeta(o.metadata, { nameRule: def.strategy.nameRule ?? 'subdomain', namespaced: def.scope === 'Namespaced' }))
     if (def.strategy.validateUpdate) errs.push(...def.strategy.validateUpdate(o, decodedView(def, old)))
     else if (def.strategy.validate) errs.push(...def.strategy.validate(o))
+    // Written through a type served over this one's storage: its own checks too.
+    if (ctx.conversion !== undefined && ctx.conversion.sharedStorage!.validateUpdate !== undefined) errs.push(...ctx.conversion.sharedStorage!.validateUpdate(o, decodedView(def, old)))
   } else if (target === 'status' && def.status?.validateUpdate) {
     errs.push(...def.status.validateUpdate(o, old))
   } else if (target === 'ephemeralcontainers' && def.ephemeralContainers?.validateUpdate) {

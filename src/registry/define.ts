@@ -128,6 +128,12 @@ export interface SharedStorage {
   fromStored: (o: Obj) => Obj
   /** Field selector names of this shape → the stored definition's (upstream's field label conversion). */
   fieldLabels?: Record<string, string>
+  /**
+   * Checks of a write through this type besides the stored type's own, on the stored shape: upstream validates the
+   * internal object by the version of the request (events.orch.io/v1 Events are checked more strictly than core ones).
+   */
+  validate?: (o: Obj) => FieldError[]
+  validateUpdate?: (o: Obj, old: Obj) => FieldError[]
 }
 
 /** What the pipeline needs of a custom resource type besides the common definition. */

@@ -3,6 +3,10 @@ import { defineResource, ALL_VERBS } from '../../define.js'
 import type { Obj } from '../../define.js'
 import { eventColumns } from '../_printers.js'
 import type { EventView } from '../_printers.js'
+import { isDeepStrictEqual } from 'node:util'
+import { fieldInvalid, fieldRequired } from '../../../machinery/errors.js'
+import type { FieldError } from '../../../machinery/errors.js'
+import { isSet } from '../core/events.js'
 
 function eventView(o: Obj): EventView {
   const r: Obj = o.regarding ?? {}
@@ -63,6 +67,45 @@ export function eventFromCore(o: Obj): Obj {
   return out
 }
 
+// ---- upstream's ValidateEventCreate/Update for events.k8s.io/v1 requests, on the stored (core) shape and names ----
+
+function validateSeries(o: Obj): FieldError[] {
+  const s = o.series
+  if (s === undefined || s === null) return []
+  const errs: FieldError[] = []
+  if (!((s.count ?? 0) >= 2)) errs.push(fieldInvalid('series.count', '', 'should be at least 2'))
+  if (!isSet(s.lastObservedTime)) errs.push(fieldRequired('series.lastObservedTime'))
+  return errs
+}
+
+/** A create through events.orch.io/v1: besides core's checks, a new-style event with nothing of the old fields. */
+export function validateEventsV1(o: Obj): FieldError[] {
+  const errs = validateSeries(o)
+  if (!isSet(o.eventTime)) errs.push(fieldRequired('eventTime'))
+  if (o.type !== 'Normal' && o.type !== 'Warning') errs.push(fieldInvalid('type', '', `has invalid value: ${o.type ?? ''}`))
+  if (isSet(o.firstTimestamp)) errs.push(fieldInvalid('firstTimestamp', '', 'needs to be unset'))
+  if (isSet(o.lastTimestamp)) errs.push(fieldInvalid('lastTimestamp', '', 'needs to be unset'))
+  if ((o.count ?? 0) !== 0) errs.push(fieldInvalid('count', '', 'needs to be unset'))
+  if ((o.source?.component ?? '') !== '' || (o.source?.host ?? '') !== '') errs.push(fieldInvalid('source', '', 'needs to be unset'))
+  return errs
+}
+
+/** The fields an update through events.orch.io/v1 may not change (upstream checks reason twice, and says so twice). */
+const IMMUTABLE: Array<[string, string]> = [
+  ['involvedObject', 'involvedObject'], ['reason', 'reason'], ['message', 'message'], ['source', 'source'], ['firstTimestamp', 'firstTimestamp'],
+  ['lastTimestamp', 'lastTimestamp'], ['count', 'count'], ['reason', 'reason'], ['type', 'type'], ['eventTime', 'eventTime'], ['action', 'action'],
+  ['related', 'related'], ['reportingComponent', 'reportingController'], ['reportingInstance', 'reportingInstance'],
+]
+
+/** An update through events.orch.io/v1: a changed series is checked again, and what was reported stays. */
+export function validateEventsV1Update(o: Obj, old: Obj): FieldError[] {
+  const errs = isDeepStrictEqual(o.series ?? null, old.series ?? null) ? [] : validateSeries(o)
+  for (const [k, path] of IMMUTABLE) {
+    if (!isDeepStrictEqual(o[k] ?? null, old[k] ?? null)) errs.push(fieldInvalid(path, o[k] ?? null, 'field is immutable'))
+  }
+  return errs
+}
+
 export default defineResource({
   group: 'events.orch.io', version: 'v1', kind: 'Event', resource: 'events', singular: 'event', scope: 'Namespaced',
   verbs: ALL_VERBS,
@@ -74,6 +117,7 @@ export default defineResource({
   table: eventColumns(eventView),
   sharedStorage: {
     group: '', resource: 'events', toStored: eventToCore, fromStored: eventFromCore,
+    validate: validateEventsV1, validateUpdate: validateEventsV1Update,
     // upstream's field label conversion for events.k8s.io/v1: these names select on the core ones.
     fieldLabels: {
       'regarding.kind': 'involvedObject.kind',
