@@ -224,7 +224,11 @@ t.test('patch, update and delete through the other group', async (t) => {
   const d = await s.request('DELETE', `${NEW}/applied.c1`)
   t.equal(d.status, 200, d.text)
   t.equal((await s.request('GET', `${CORE}/applied.c1`)).status, 404)
-  t.equal((await s.request('GET', `${NEW}/applied.c1`)).status, 404)
+  const gone = await s.request('GET', `${NEW}/applied.c1`)
+  t.equal(gone.status, 404)
+  t.equal(gone.json.message, 'events.events.orch.io "applied.c1" not found', 'errors name the group asked')
+  t.same(gone.json.details, { name: 'applied.c1', group: 'events.orch.io', kind: 'events' })
+  t.equal((await s.request('GET', `${CORE}/applied.c1`)).json.message, 'events "applied.c1" not found')
   // An unknown field of the events.orch.io shape is refused under Strict, named in its own terms.
   const strict = await s.request('POST', `${NEW}?fieldValidation=Strict`, newEvent('strict.d1', { involvedObject: { name: 'x' } }))
   t.equal(strict.status, 400, strict.text)
