@@ -37,7 +37,7 @@ function compareVersions(a: string, b: string): number {
 }
 
 export class Registry {
-  #builtin: ResolvedDefinition[]
+  readonly #builtin: ResolvedDefinition[]
   /** Virtual types (nothing stored: access reviews, SelfSubjectReview, TokenReview); looked up and discovered like the rest. */
   readonly virtual: ResolvedDefinition[]
   readonly #builtinServed: ResolvedDefinition[]
@@ -64,9 +64,9 @@ export class Registry {
   #built = new Map<string, { from: string; defs: ResolvedDefinition[] }>()
 
   constructor(defs = resources, virtualDefs = virtualResources) {
-    this.#builtin = defs.map(resolveDefinition)
+    const builtin = defs.map(resolveDefinition)
     this.virtual = virtualDefs.map(resolveDefinition)
-    this.#builtinServed = [...this.#builtin, ...this.virtual]
+    this.#builtinServed = [...builtin, ...this.virtual]
     for (const d of this.#builtinServed) {
       addGVR(this.#byGVR, d)
       if (d.sharedStorage === undefined) this.#byGR.set(`${d.group}/${d.resource}`, d)
@@ -77,7 +77,7 @@ export class Registry {
     }
     for (const vs of this.#builtinGroups.values()) if (vs.length > 1) vs.sort(compareVersions)
     // A type served over another's storage is linked to it; its group/resource names that storage.
-    for (const d of this.#builtin) {
+    for (const d of builtin) {
       const sh = d.sharedStorage
       if (sh === undefined) continue
       const stored = this.#byGR.get(`${sh.group}/${sh.resource}`)
@@ -86,7 +86,7 @@ export class Registry {
       if (!this.#byGR.has(`${d.group}/${d.resource}`)) this.#byGR.set(`${d.group}/${d.resource}`, stored)
     }
     // Every stored type: those served over another's storage store nothing of their own.
-    this.#builtin = this.#builtin.filter((d) => d.sharedStorage === undefined)
+    this.#builtin = builtin.filter((d) => d.sharedStorage === undefined)
     this.#all = this.#builtin
     this.#served = this.#builtinServed
     this.#groups = this.#builtinGroups
