@@ -541,13 +541,17 @@ async function encodedList(p: Page, mt: MediaType, tv: string | null): Promise<R
 }
 
 export async function listResponse(ctx: RequestContext, def: ResolvedDefinition, meta: Obj, items: Array<Buffer | string>): Promise<Response> {
+  const aborted = () => ctx.aborted
   if (ctx.conversion !== undefined) {
+    // The items of a type served over another's storage in its shape, converted in slices as they are encoded.
     const view = ctx.conversion
+    const stored = items
+    const converted: string[] = new Array(stored.length)
+    if (!(await inSlices(stored.length, (from, to) => { for (let k = from; k < to; k++) converted[k] = viewJson(view, stored[k]) }, aborted))) return gone(ctx)
     def = view
-    items = items.map((it) => viewJson(view, it))
+    items = converted
   }
   const tv = ctx.info.verb === 'list' ? tableVersionOf(ctx.headers['accept']) : null
-  const aborted = () => ctx.aborted
   const pm = ctx.info.verb === 'list' && !tv ? metadataFormOf(ctx.headers['accept'], true) : null
   if (pm) {
     // Metadata only: each item's metadata as PartialObjectMetadata, the list's own metadata as it is.
