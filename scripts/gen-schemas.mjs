@@ -26,6 +26,7 @@ const SERVED = [
   ['apps', 'v1', ['deployments', 'replicasets', 'statefulsets', 'daemonsets', 'controllerrevisions']],
   ['batch', 'v1', ['jobs', 'cronjobs']],
   ['policy', 'v1', ['poddisruptionbudgets']],
+  ['autoscaling', 'v1', ['horizontalpodautoscalers']],
   ['autoscaling', 'v2', ['horizontalpodautoscalers']],
   ['networking.k8s.io', 'v1', ['networkpolicies', 'ingresses', 'ingressclasses']],
   ['rbac.authorization.k8s.io', 'v1', ['roles', 'rolebindings', 'clusterroles', 'clusterrolebindings']],

@@ -128,8 +128,10 @@ export class GarbageCollector extends QueueController {
   #classify(namespace: string, ref: Obj): 'solid' | 'waiting' | 'dangling' | 'invalid' {
     const { registry, store } = this.client.pipeline
     const [group, version] = String(ref.apiVersion).includes('/') ? String(ref.apiVersion).split('/') : ['', String(ref.apiVersion)]
-    const def = registry.byKind(group, version, String(ref.kind))
-    if (!def) return 'solid' // unknown kinds are never collected
+    const kindDef = registry.byKind(group, version, String(ref.kind))
+    if (!kindDef) return 'solid' // unknown kinds are never collected
+    // A kind served over another's storage (events.orch.io/v1 Event) is looked up where its objects are stored.
+    const def = kindDef.stored ?? kindDef
     if (def.scope === 'Namespaced' && namespace === '') return 'invalid'
     const rec = store.getFresh(store.shardFor(def.group, def.resource), objectKey(def.group, def.resource, def.scope === 'Namespaced' ? namespace : '', String(ref.name)))
     if (!rec) return 'dangling'

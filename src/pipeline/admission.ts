@@ -17,6 +17,7 @@ import type { RequestContext } from './context.js'
 import { admitMutating, admitMutatingHooks, mutatingWebhooksExist } from '../admission/chain.js'
 import { enabled as admissionPlugins } from '../admission/plugins.js'
 import { allocates, allocateCreate, allocateUpdate } from './service-allocation.js'
+import { storedBody } from './convert.js'
 
 let schemas: SchemaSet
 
@@ -156,8 +157,13 @@ function reportFields(ctx: RequestContext, def: ResolvedDefinition, mode: FieldV
   for (const p of problems) if (!seen.has(p)) { seen.add(p); ctx.responseHeaders.push(['Warning', warning(p)]) }
 }
 
-/** The body as an object of the path's kind: type meta filled from the path when absent, checked when present. */
-export function decodeObject(ctx: RequestContext, def: ResolvedDefinition): Obj {
+/**
+ * The body as an object of the path's kind: type meta filled from the path when absent, checked when present. For a
+ * type served over another's storage (ctx.conversion; `asStored`: the body is in the stored shape already) the
+ * body is decoded and defaulted as the served type, then converted to the stored one (`def`).
+ */
+export function decodeObject(ctx: RequestContext, def: ResolvedDefinition, asStored = false): Obj {
+  if (ctx.conversion !== undefined && !asStored) return storedBody(ctx.conversion, def, decodeObject(ctx, ctx.conversion, true))
   const { value: v, json } = decodeBodyDeferred(ctx)
   if (v === null || typeof v !== 'object' || Array.isArray(v)) {
     throw badRequest(`couldn't get version/kind; json parse error: the body is not a JSON object`)
@@ -362,6 +368,8 @@ function finishCreate(ctx: RequestContext, def: ResolvedDefinition, o: Obj): voi
   if (def.zeroStatus !== undefined) fillZeroValues(o, def.zeroStatus)
   const errs = validateObjectMeta(o.metadata, { nameRule: def.strategy.nameRule ?? 'subdomain', namespaced: def.scope === 'Namespaced' })
   if (def.strategy.validate) errs.push(...def.strategy.validate(o))
+  // Written through a type served over this one's storage: its own checks too.
+  if (ctx.conversion !== undefined && ctx.conversion.sharedStorage!.validate !== undefined) errs.push(...ctx.conversion.sharedStorage!.validate(o))
   assertValid(def, o, errs)
   toStorageVersion(def, o)
 }
@@ -547,6 +555,8 @@ function finishUpdate(ctx: RequestContext, def: ResolvedDefinition, o: Obj, old:
     errs.push(...validateObjectMeta(o.metadata, { nameRule: def.strategy.nameRule ?? 'subdomain', namespaced: def.scope === 'Namespaced' }))
     if (def.strategy.validateUpdate) errs.push(...def.strategy.validateUpdate(o, decodedView(def, old)))
     else if (def.strategy.validate) errs.push(...def.strategy.validate(o))
+    // Written through a type served over this one's storage: its own checks too.
+    if (ctx.conversion !== undefined && ctx.conversion.sharedStorage!.validateUpdate !== undefined) errs.push(...ctx.conversion.sharedStorage!.validateUpdate(o, decodedView(def, old)))
   } else if (target === 'status' && def.status?.validateUpdate) {
     errs.push(...def.status.validateUpdate(o, old))
   } else if (target === 'ephemeralcontainers' && def.ephemeralContainers?.validateUpdate) {

@@ -43,6 +43,11 @@ export class RequestContext {
    * with its closing quote, so the answers' apiVersion is rewritten as for an alias path (src/pipeline/encode.ts aliased).
    */
   versionAlias: [string, string, ((objectJson: string) => string)?] | undefined
+  /**
+   * The served definition of a type served over another's storage (ResourceDefinition.sharedStorage): the verb
+   * handlers get the stored definition, and the edges convert (src/pipeline/convert.ts). Undefined for every other type.
+   */
+  conversion: ResolvedDefinition | undefined
   user: UserInfo | undefined
   readonly reqId: string
   #root: Logger
@@ -91,6 +96,7 @@ export class RequestContext {
     this.def = undefined
     this.aliasGroup = undefined
     this.versionAlias = undefined
+    this.conversion = undefined
     this.user = undefined
     this.reqId = reqId
     this.#root = root

@@ -310,7 +310,7 @@ export async function remove(ctx: RequestContext, def: ResolvedDefinition): Prom
   const out = await deleteOne(ctx, def, ctx.info.namespace, ctx.info.name, opts, dry)
   if (out.removed && !def.strategy.returnDeletedObject) {
     const uid = (JSON.parse(out.json) as Obj).metadata.uid
-    return valueResponse(ctx, 200, successStatus(def, ctx.info.name, uid))
+    return valueResponse(ctx, 200, successStatus(ctx.conversion ?? def, ctx.info.name, uid))
   }
   // As upstream's handler: 202 when the object stays and the legacy orphanDependents=false asked for cascading.
   return objectResponse(ctx, !out.removed && opts.orphanDependents === false ? 202 : out.status, out.json)

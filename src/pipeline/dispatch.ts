@@ -7,6 +7,7 @@ import type { Store } from './store.js'
 import type { RequestContext, Response } from './context.js'
 import { contentTypeOf, encodeJsonBytes, encodeValue, negotiate, type Alias } from './encode.js'
 import { buildTable, metadataFormOf, partialObjectMetadata, tableVersionOf } from './table.js'
+import { viewJson } from './convert.js'
 
 /** Live bindings: set once per thread by configureDispatch. */
 export let store: Store
@@ -24,6 +25,7 @@ export function keyFor(def: ResolvedDefinition, namespace: string, name: string)
 }
 
 export function objectResponse(ctx: RequestContext, status: number, json: Buffer | string): Response {
+  if (ctx.conversion !== undefined) json = viewJson(ctx.conversion, json)
   const tv = ctx.info.verb === 'get' ? tableVersionOf(ctx.headers['accept']) : null
   if (tv && ctx.def) {
     const o = JSON.parse(json.toString()) as Obj

@@ -147,6 +147,14 @@ function route(ctx: RequestContext): Response | Promise<Response> {
   const accept = ctx.headers['accept']
   if (!tableVersionOf(accept) && !metadataFormOf(accept, i.verb === 'list')) negotiate(accept)
   if ((i.verb === 'update' || i.verb === 'patch') && i.name === '') throw methodNotAllowed()
+  // A type served over another's storage: the handlers run on the stored type, the edges convert (convert.ts).
+  if (def.stored !== undefined) return routeConverted(ctx, def, def.stored)
+  return routeVerb(ctx, def)
+}
+
+/** The verb (or sub-resource) handler of a resource request. */
+function routeVerb(ctx: RequestContext, def: ResolvedDefinition): Response | Promise<Response> {
+  const i = ctx.info
   if (i.subresource !== '') return routeSubresource(ctx, def)
   if (i.verb !== 'watch' && !def.verbs.includes(i.verb as never)) {
     if (i.verb === '') throw methodNotAllowed()
@@ -170,6 +178,30 @@ function route(ctx: RequestContext): Response | Promise<Response> {
     case 'deletecollection': return deleteCollection(ctx, def)
     default: throw methodNotAllowed()
   }
+}
+
+/**
+ * A request of a type served over another's storage: run on the stored type (ctx.conversion converts at the edges);
+ * its errors name the served group/resource where they name the stored one (`events.events.orch.io "x" not found`).
+ */
+function routeConverted(ctx: RequestContext, view: ResolvedDefinition, stored: ResolvedDefinition): Response | Promise<Response> {
+  ctx.conversion = view
+  if (view.groupResource === stored.groupResource) return routeVerb(ctx, stored)
+  try {
+    const r = routeVerb(ctx, stored)
+    return r instanceof Promise ? r.catch((err: unknown) => { throw servedError(err, view, stored) }) : r
+  } catch (err) {
+    throw servedError(err, view, stored)
+  }
+}
+
+function servedError(err: unknown, view: ResolvedDefinition, stored: ResolvedDefinition): unknown {
+  if (!(err instanceof ApiError) || err.details === undefined || err.details.kind !== stored.resource || (err.details.group ?? '') !== stored.group) return err
+  const { name, kind, group: _, ...rest } = err.details
+  const e = new ApiError(err.code, err.reason, err.message.split(`${stored.groupResource} "`).join(`${view.groupResource} "`),
+    { name, group: view.group, kind, ...rest }, { headers: err.headers, plainText: err.plainText })
+  e.continueToken = err.continueToken
+  return e
 }
 
 /**

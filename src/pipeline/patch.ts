@@ -13,6 +13,7 @@ import { dropNulls } from '../registry/schema.js'
 import { authorizeVerb } from './authorize.js'
 import { gr, keyFor, shardOfDef, storeOf } from './dispatch.js'
 import { create, guaranteedUpdate, resetFields } from './write.js'
+import { storedBody, storedObject, viewObject } from './convert.js'
 
 const JSON_PATCH = 'application/json-patch+json'
 const MERGE_PATCH = 'application/merge-patch+json'
@@ -63,13 +64,18 @@ export async function patch(ctx: RequestContext, def: ResolvedDefinition, target
   const ct = contentTypeOf(ctx)
   if (!patchTypes(def).includes(ct)) throw unsupportedMediaType(patchTypes(def))
   const name = ctx.info.name
-  const schema = treeOf(def)
-  if (ct === APPLY_YAML || ct === APPLY_CBOR) return serverSideApply(ctx, def, target, name, schema)
+  if (ct === APPLY_YAML || ct === APPLY_CBOR) return serverSideApply(ctx, def, target, name, treeOf(def))
+  // A type served over another's storage is patched in its own shape (convert.ts): the stored object is converted to
+  // it, patched, checked and defaulted as the served type, and converted back.
+  const view = ctx.conversion
+  const shown = view ?? def
+  const schema = treeOf(shown)
   if (ctx.query.get('force') !== null) {
     throw invalid('PatchOptions.meta.orch.io', 'meta.orch.io', 'PatchOptions', '', [fieldForbidden('force', 'may not be specified for non-apply patch')])
   }
   const body = parseBody(ctx, false)
-  return guaranteedUpdate(ctx, def, target, name, 0, (old, curRv) => {
+  return guaranteedUpdate(ctx, def, target, name, 0, (stored, curRv) => {
+    const old = view === undefined ? stored : viewObject(view, stored)
     let out: unknown
     try {
       if (ct === JSON_PATCH) out = applyJsonPatch(old, body)
@@ -85,9 +91,10 @@ export async function patch(ctx: RequestContext, def: ResolvedDefinition, target
     const patchedName = o.metadata !== null && typeof o.metadata === 'object' ? o.metadata.name ?? '' : ''
     if (patchedName !== name) throw badRequest(`the name of the object (${typeof patchedName === 'string' ? patchedName : JSON.stringify(patchedName)}) does not match the name on the URL (${name})`)
     dropNulls(o)
-    o.apiVersion = def.apiVersion
-    o.kind = def.kind
-    checkFields(ctx, def, o)
+    o.apiVersion = shown.apiVersion
+    o.kind = shown.kind
+    checkFields(ctx, shown, o)
+    if (view !== undefined) return { object: storedBody(view, def, o), tracked: false }
     return { object: o, tracked: false }
   // The three patch forms apply to a copy of the stored object and share nothing with it.
   }, { leavesOldAlone: true })
@@ -100,9 +107,19 @@ async function serverSideApply(ctx: RequestContext, def: ResolvedDefinition, tar
   }
   const applied = parseBody(ctx, true)
   if (applied === null || typeof applied !== 'object' || Array.isArray(applied)) throw badRequest('error decoding patch: the apply body must be an object')
-  const body = applied as Obj
-  checkFields(ctx, def, body)
-  if (ctx.aliasGroup !== undefined && body.apiVersion === `${ctx.aliasGroup}/${def.version}`) body.apiVersion = def.apiVersion
+  let body = applied as Obj
+  // A type served over another's storage: the configuration is checked as the served type, then applied in the stored
+  // shape (its managedFields name the stored apiVersion and the stored type's fields).
+  const view = ctx.conversion
+  const shown = view ?? def
+  checkFields(ctx, shown, body)
+  if (ctx.aliasGroup !== undefined && body.apiVersion === `${ctx.aliasGroup}/${shown.version}`) body.apiVersion = shown.apiVersion
+  if (view !== undefined) {
+    if (body.apiVersion !== view.apiVersion) {
+      throw badRequest(`Incorrect version specified in apply patch. Specified patch version: ${typeof body.apiVersion === 'string' ? body.apiVersion : ''}, expected: ${view.apiVersion}`)
+    }
+    body = storedObject(view, def, body)
+  }
   if (body.metadata?.name !== undefined && body.metadata.name !== name) {
     throw badRequest(`the name of the object (${body.metadata.name}) does not match the name on the URL (${name})`)
   }
@@ -125,7 +142,7 @@ async function serverSideApply(ctx: RequestContext, def: ResolvedDefinition, tar
     ctx.headers['content-type'] = 'application/json'
     ctx.info = { ...ctx.info, name: '' }
     try {
-      return await create(ctx, def, { tracked: true })
+      return await create(ctx, def, { tracked: true, stored: true })
     } catch (err) {
       if (err instanceof ApiError && err.code === 409 && err.reason === 'AlreadyExists') {
         // Created meanwhile: apply onto it.

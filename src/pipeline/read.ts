@@ -14,6 +14,7 @@ import type { RawEntry, ReadTxn } from './store.js'
 import { statusLine } from '../server/respond.js'
 import { TableListBuilder, metadataFormOf, partialObjectMetadata, tableVersionOf } from './table.js'
 import { store, gr, shardOfDef, keyFor, objectResponse, parseRv, queryInt, waitForVersion, aliasOf } from './dispatch.js'
+import { storedFieldRequirements, viewJson } from './convert.js'
 
 
 // ---- get ----
@@ -49,6 +50,8 @@ export function parseSelectors(ctx: RequestContext, def: ResolvedDefinition): Se
     throw err
   }
   if (fields) {
+    // A type served over another's storage: its field names are the stored type's (convert.ts).
+    if (ctx.conversion !== undefined) fields = storedFieldRequirements(ctx.conversion, fields)
     for (const f of fields) {
       if (f.field === 'metadata.name') continue
       // Cluster-scoped kinds with selectable fields of their own (nodes, namespaces, CSRs) know no namespace field.
@@ -295,15 +298,18 @@ export async function list(ctx: RequestContext, def: ResolvedDefinition): Promis
     const tv = ctx.info.verb === 'list' ? tableVersionOf(ctx.headers['accept']) : null
     const pm = ctx.info.verb === 'list' && !tv ? metadataFormOf(ctx.headers['accept'], true) : null
     const mt = tv || pm ? 'json' : negotiate(ctx.headers['accept'])
-    // A custom resource read in another version or with read defaults takes the item-by-item path (src/pipeline/encode.ts).
-    if (!tv && !pm && mt === 'json' && !ctx.pretty && ctx.versionAlias === undefined) {
-      const r = await jsonListPage(page)
-      handed = r.stream !== undefined
-      return r
-    }
-    if (limit === 0 && (tv || isProtobuf(mt) || mt === 'cbor')) {
-      const r = await encodedList(page, mt, tv)
-      if (r) return r
+    // Stored bytes straight into the answer, unless the items are converted (a type served over another's storage).
+    if (ctx.conversion === undefined) {
+      // A custom resource read in another version or with read defaults takes the item-by-item path (src/pipeline/encode.ts).
+      if (!tv && !pm && mt === 'json' && !ctx.pretty && ctx.versionAlias === undefined) {
+        const r = await jsonListPage(page)
+        handed = r.stream !== undefined
+        return r
+      }
+      if (limit === 0 && (tv || isProtobuf(mt) || mt === 'cbor')) {
+        const r = await encodedList(page, mt, tv)
+        if (r) return r
+      }
     }
     // Protobuf, CBOR, Table, YAML and pretty JSON encode from the items' JSON, copied out of the snapshot.
     const parts: Buffer[] = []
@@ -535,8 +541,17 @@ async function encodedList(p: Page, mt: MediaType, tv: string | null): Promise<R
 }
 
 export async function listResponse(ctx: RequestContext, def: ResolvedDefinition, meta: Obj, items: Array<Buffer | string>): Promise<Response> {
-  const tv = ctx.info.verb === 'list' ? tableVersionOf(ctx.headers['accept']) : null
   const aborted = () => ctx.aborted
+  if (ctx.conversion !== undefined) {
+    // The items of a type served over another's storage in its shape, converted in slices as they are encoded.
+    const view = ctx.conversion
+    const stored = items
+    const converted: string[] = new Array(stored.length)
+    if (!(await inSlices(stored.length, (from, to) => { for (let k = from; k < to; k++) converted[k] = viewJson(view, stored[k]) }, aborted))) return gone(ctx)
+    def = view
+    items = converted
+  }
+  const tv = ctx.info.verb === 'list' ? tableVersionOf(ctx.headers['accept']) : null
   const pm = ctx.info.verb === 'list' && !tv ? metadataFormOf(ctx.headers['accept'], true) : null
   if (pm) {
     // Metadata only: each item's metadata as PartialObjectMetadata, the list's own metadata as it is.

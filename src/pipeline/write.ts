@@ -64,10 +64,13 @@ export function checkNamespace(def: ResolvedDefinition, ns: string, name: string
   }
 }
 
-/** `tracked`: the body's managedFields are already computed (server-side apply creating the object). */
-export async function create(ctx: RequestContext, def: ResolvedDefinition, opts: { tracked?: boolean } = {}): Promise<Response> {
+/**
+ * `tracked`: the body's managedFields are already computed (server-side apply creating the object); `stored`: the body
+ * is in the stored shape already (such an apply through a type served over another's storage).
+ */
+export async function create(ctx: RequestContext, def: ResolvedDefinition, opts: { tracked?: boolean; stored?: boolean } = {}): Promise<Response> {
   if (ctx.info.name !== '') throw methodNotAllowed()
-  let body: Obj | undefined = decodeObject(ctx, def)
+  let body: Obj | undefined = decodeObject(ctx, def, opts.stored === true)
   const dry = isDryRun(ctx)
   const now = Date.now()
   const generated = !body.metadata.name && !!body.metadata.generateName

@@ -106,6 +106,34 @@ export interface ResourceDefinition {
   zeroValues?: ZeroValues
   /** A type served for a CustomResourceDefinition (src/registry/custom.ts). */
   custom?: CustomInfo
+  /**
+   * Served over the objects of another definition (upstream's one resource in two groups or versions over one
+   * storage: core v1 and events.orch.io/v1 Events, autoscaling v1 and v2 HorizontalPodAutoscalers). Nothing is stored
+   * in this shape: requests run on the stored definition and are converted at their edges (src/pipeline/convert.ts).
+   */
+  sharedStorage?: SharedStorage
+}
+
+/** See ResourceDefinition.sharedStorage. */
+export interface SharedStorage {
+  /** The definition whose storage (keys, shard, watch ring, field attributes) these objects are in. */
+  group: string
+  resource: string
+  /**
+   * This shape to the stored one: a decoded (and defaulted) object of this definition in, an object of the stored
+   * definition out (its apiVersion and kind are set by the caller). Also given partial objects (apply configurations).
+   */
+  toStored: (o: Obj) => Obj
+  /** A stored object to this shape (apiVersion and kind set by the caller); must not change its argument. */
+  fromStored: (o: Obj) => Obj
+  /** Field selector names of this shape → the stored definition's (upstream's field label conversion). */
+  fieldLabels?: Record<string, string>
+  /**
+   * Checks of a write through this type besides the stored type's own, on the stored shape: upstream validates the
+   * internal object by the version of the request (events.orch.io/v1 Events are checked more strictly than core ones).
+   */
+  validate?: (o: Obj) => FieldError[]
+  validateUpdate?: (o: Obj, old: Obj) => FieldError[]
 }
 
 /** What the pipeline needs of a custom resource type besides the common definition. */
@@ -148,6 +176,8 @@ export interface ResolvedDefinition extends ResourceDefinition {
   zeroSpec?: ZeroPlan
   /** zeroValues' status (as `[['status', plan]]`), filled in after every write's status is settled. */
   zeroStatus?: ZeroPlan
+  /** With sharedStorage: the definition the objects are stored by (linked by the registry). */
+  stored?: ResolvedDefinition
 }
 
 export function defineResource(def: ResourceDefinition): ResourceDefinition {
@@ -169,6 +199,7 @@ export function resolveDefinition(def: ResourceDefinition): ResolvedDefinition {
     groupKind: def.group === '' ? def.kind : `${def.kind}.${def.group}`,
     listKind: `${def.kind}List`,
     strategy: def.strategy ?? {},
+    stored: undefined,
   }
 }
 

@@ -64,17 +64,29 @@ export class Registry {
   #built = new Map<string, { from: string; defs: ResolvedDefinition[] }>()
 
   constructor(defs = resources, virtualDefs = virtualResources) {
-    this.#builtin = defs.map(resolveDefinition)
+    const builtin = defs.map(resolveDefinition)
     this.virtual = virtualDefs.map(resolveDefinition)
-    this.#builtinServed = [...this.#builtin, ...this.virtual]
+    this.#builtinServed = [...builtin, ...this.virtual]
     for (const d of this.#builtinServed) {
       addGVR(this.#byGVR, d)
-      this.#byGR.set(`${d.group}/${d.resource}`, d)
+      if (d.sharedStorage === undefined) this.#byGR.set(`${d.group}/${d.resource}`, d)
       this.#byGVK.set(`${d.group}/${d.version}/${d.kind}`, d)
       const vs = this.#builtinGroups.get(d.group) ?? []
       if (!vs.includes(d.version)) vs.push(d.version)
       this.#builtinGroups.set(d.group, vs)
     }
+    for (const vs of this.#builtinGroups.values()) if (vs.length > 1) vs.sort(compareVersions)
+    // A type served over another's storage is linked to it; its group/resource names that storage.
+    for (const d of builtin) {
+      const sh = d.sharedStorage
+      if (sh === undefined) continue
+      const stored = this.#byGR.get(`${sh.group}/${sh.resource}`)
+      if (stored === undefined || stored.scope !== d.scope) throw new Error(`${d.groupResource}: no ${d.scope} type ${sh.resource} in group "${sh.group}" to share the storage of`)
+      d.stored = stored
+      if (!this.#byGR.has(`${d.group}/${d.resource}`)) this.#byGR.set(`${d.group}/${d.resource}`, stored)
+    }
+    // Every stored type: those served over another's storage store nothing of their own.
+    this.#builtin = builtin.filter((d) => d.sharedStorage === undefined)
     this.#all = this.#builtin
     this.#served = this.#builtinServed
     this.#groups = this.#builtinGroups

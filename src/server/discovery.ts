@@ -116,8 +116,10 @@ export function apiResources(d: ResolvedDefinition): APIResource[] {
   const main: APIResource = { name: d.resource, singularName: d.singular, namespaced, kind: d.kind, verbs }
   if (d.shortNames && d.shortNames.length > 0) main.shortNames = [...d.shortNames]
   if (d.categories && d.categories.length > 0) main.categories = [...d.categories]
-  // Nothing is stored for a virtual type: upstream lists no storage version hash for it.
-  if (!d.virtual) main.storageVersionHash = storageVersionHash(d.group, d.custom?.storageVersion || d.version, d.kind)
+  // Nothing is stored for a virtual type: upstream lists no storage version hash for it. A type served over another's
+  // storage has that one's (its objects are stored in that version).
+  if (d.stored !== undefined) main.storageVersionHash = storageVersionHash(d.stored.group, d.stored.version, d.stored.kind)
+  else if (!d.virtual) main.storageVersionHash = storageVersionHash(d.group, d.custom?.storageVersion || d.version, d.kind)
   const out = [main]
   for (const sub of d.subresources ?? []) {
     if (sub === 'status') {

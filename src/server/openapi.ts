@@ -461,7 +461,8 @@ export function openapiV2(registry: RegistryView, defs: Defs = loadDefinitions()
     swagger: '2.0',
     info: { title: TITLE, version: API_VERSION },
     paths: renderPaths(paths, false),
-    definitions: definitionsFor(defs, reachable(defs, roots), servedKinds(registry.all), false),
+    // Types served over another's storage (autoscaling/v1) are not in `all` (it lists what is stored).
+    definitions: definitionsFor(defs, reachable(defs, roots), servedKinds([...registry.all, ...groupVersions(registry).flatMap(([g, v]) => registry.inGroupVersion(g, v).filter((d) => d.sharedStorage !== undefined))]), false),
     securityDefinitions: { BearerToken: { description: 'Bearer Token authentication', in: 'header', name: 'authorization', type: 'apiKey' } },
     security: [{ BearerToken: [] }],
   }

@@ -20,6 +20,7 @@ import { byteFieldsOf } from '../registry/byte-fields.js'
 import { longRunningStarted, observeRequest } from './metrics.js'
 import { buildTable, metadataFormOf, partialObjectMetadata, tableVersionOf } from '../pipeline/table.js'
 import { configureWatch } from '../pipeline/index.js'
+import { viewJson, viewObject } from '../pipeline/convert.js'
 import { statusLine } from './respond.js'
 
 /** A watcher whose unsent bytes pass this is cut off (its client relists); writers never wait for it. */
@@ -36,6 +37,8 @@ export const watchMetrics = { started: 0, active: 0, slowTerminated: 0 }
 interface Watcher {
   res: HttpResponse
   def: ResolvedDefinition
+  /** The served type when it is served over another's storage (`def` is the stored one): events are converted to it. */
+  view: ResolvedDefinition | null
   /** key prefix the watcher sees (type, namespace or one object) */
   prefix: string
   name: string
@@ -391,15 +394,46 @@ function metadataEvent(type: string, rec: Uint8Array, apiVersion: string): Buffe
 }
 
 function emit(w: Watcher, type: string, rec: Uint8Array): void {
+  if (w.view !== null) { emitConverted(w, w.view, type, rec); return }
   if (w.table) { write(w, tableEvent(w, type, rec, w.query)); return }
   if (w.metadataOnly) { write(w, metadataEvent(type, rec, w.metadataOnly)); return }
   // Through an upstream alias path the objects carry the alias apiVersion (encoded for this watcher alone).
   write(w, w.alias ? frame(w.mt, type, recordObject(rec), w.alias) : encodeEvent(w.mt, type, rec))
 }
 
+/**
+ * emit() for a type served over another's storage: the stored object converted to the served type, once per event,
+ * type and form for every plain watcher of it (a Table row or metadata is made per watcher).
+ */
+function emitConverted(w: Watcher, view: ResolvedDefinition, type: string, rec: Uint8Array): void {
+  const plain = !w.table && !w.metadataOnly && !w.alias
+  let m: Map<string, Buffer> | undefined
+  const k = `conv:${view.apiVersion}:${w.mt}:${type}`
+  if (plain) {
+    m = encoded.get(rec)
+    const b = m?.get(k)
+    if (b !== undefined) { write(w, b); return }
+  }
+  const o = viewObject(view, JSON.parse(recordObject(rec).toString('utf8')))
+  if (w.table) {
+    const t = buildTable(view, [o], { resourceVersion: o.metadata?.resourceVersion ?? '' }, w.query, w.table, !w.tableColumnsSent)
+    w.tableColumnsSent = true
+    write(w, Buffer.from(`{"type":"${type}","object":${JSON.stringify(t)}}\n`))
+    return
+  }
+  if (w.metadataOnly) { write(w, Buffer.from(`{"type":"${type}","object":${JSON.stringify(partialObjectMetadata(o, w.metadataOnly))}}\n`)); return }
+  const b = frame(w.mt, type, JSON.stringify(o), w.alias ?? undefined)
+  if (plain) {
+    if (m === undefined) { m = new Map(); encoded.set(rec, m) }
+    m.set(k, b)
+  }
+  write(w, b)
+}
+
 /** An object that stopped matching: DELETED with its previous content and the version of the change. */
 function emitStopMatching(w: Watcher, prev: Uint8Array, rv: number): void {
   let json = recordObject(prev).toString('utf8').replace(/"resourceVersion":"\d+"/, `"resourceVersion":"${rv}"`)
+  if (w.view !== null) json = viewJson(w.view, json)
   if (w.metadataOnly) json = JSON.stringify(partialObjectMetadata(JSON.parse(json), w.metadataOnly))
   write(w, frame(w.mt, 'DELETED', json, w.alias ?? undefined))
 }
@@ -425,7 +459,8 @@ function sendEvent(w: Watcher, ev: WatchEvent): void {
 function bookmarkFrame(w: Watcher, rv: number, initialEventsEnd = false): Buffer {
   const meta: Record<string, unknown> = { resourceVersion: String(rv) }
   if (initialEventsEnd) meta.annotations = { 'orch.io/initial-events-end': 'true', 'k8s.io/initial-events-end': 'true' }
-  const [kind, apiVersion] = w.metadataOnly ? ['PartialObjectMetadata', w.metadataOnly] : [w.def.kind, w.def.apiVersion]
+  const shown = w.view ?? w.def
+  const [kind, apiVersion] = w.metadataOnly ? ['PartialObjectMetadata', w.metadataOnly] : [shown.kind, shown.apiVersion]
   // A bookmark is no stored object: no read defaults for it (only the apiVersion of an alias path).
   const alias: Alias | undefined = w.alias ? [w.alias[0], w.alias[1]] : undefined
   return frame(w.mt, 'BOOKMARK', `{"kind":"${kind}","apiVersion":"${apiVersion}","metadata":${JSON.stringify(meta)}}`, alias)
@@ -514,7 +549,7 @@ async function startWatch(ctx: RequestContext, def: ResolvedDefinition): Promise
   return {
     status: 200, body: '', contentType: 'application/json', headers: [],
     stream: (res: HttpResponse) => {
-      const w: Watcher = { res, def, prefix, name, sel, query: q, sentRv: 0, pending: [], pendingBytes: 0, bookmarks: queryFlag(q.get('allowWatchBookmarks')), table: tableVersionOf(ctx.headers['accept']), metadataOnly, alias: aliasOf(ctx) ?? null, mt, tableColumnsSent: false, closed: false, buffered: 0, drainWatch: false, timers: [], hub, slot: slotOf(def, typeKey, prefix, name, sel), out: [], wrote: false, finish: watchFinisher(ctx) }
+      const w: Watcher = { res, def, view: ctx.conversion ?? null, prefix, name, sel, query: q, sentRv: 0, pending: [], pendingBytes: 0, bookmarks: queryFlag(q.get('allowWatchBookmarks')), table: tableVersionOf(ctx.headers['accept']), metadataOnly, alias: aliasOf(ctx) ?? null, mt, tableColumnsSent: false, closed: false, buffered: 0, drainWatch: false, timers: [], hub, slot: slotOf(def, typeKey, prefix, name, sel), out: [], wrote: false, finish: watchFinisher(ctx) }
       watchMetrics.started++
       watchMetrics.active++
       res.onAborted(() => { if (!w.closed) { w.closed = true; for (const t of w.timers) clearTimeout(t); hub.remove(w); watchMetrics.active--; w.finish() } })

@@ -343,6 +343,11 @@ const samples: Record<string, Obj> = {
     },
     status: { observedGeneration: 3, replicas: 3, readyReplicas: 3, currentReplicas: 3, updatedReplicas: 3, currentRevision: 'db-1', updateRevision: 'db-1', collisionCount: 0, availableReplicas: 3 },
   },
+  'autoscaling/v1/HorizontalPodAutoscaler': {
+    apiVersion: 'autoscaling/v1', kind: 'HorizontalPodAutoscaler', metadata: { ...meta('demo', 'default'), annotations: { 'autoscaling.alpha.orch.io/metrics': '[{"type":"Pods","pods":{"metricName":"rps","targetAverageValue":"100"}}]' } },
+    spec: { scaleTargetRef: { apiVersion: 'apps/v1', kind: 'Deployment', name: 'demo' }, minReplicas: 1, maxReplicas: 10, targetCPUUtilizationPercentage: 0 },
+    status: { observedGeneration: 3, lastScaleTime: T1, currentReplicas: 0, desiredReplicas: 0, currentCPUUtilizationPercentage: 75 },
+  },
   'autoscaling/v2/HorizontalPodAutoscaler': {
     apiVersion: 'autoscaling/v2', kind: 'HorizontalPodAutoscaler', metadata: meta('demo', 'default'),
     spec: {

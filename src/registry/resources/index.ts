@@ -17,6 +17,7 @@ import apps_deployments from './apps/deployments.js'
 import apps_replicasets from './apps/replicasets.js'
 import apps_statefulsets from './apps/statefulsets.js'
 import autoscaling_horizontalpodautoscalers from './autoscaling/horizontalpodautoscalers.js'
+import autoscaling_horizontalpodautoscalers_v1 from './autoscaling/horizontalpodautoscalers-v1.js'
 import batch_cronjobs from './batch/cronjobs.js'
 import batch_jobs from './batch/jobs.js'
 import certificates_certificatesigningrequests from './certificates.orch.io/certificatesigningrequests.js'
@@ -68,6 +69,7 @@ export const resources: ResourceDefinition[] = [
   apps_replicasets,
   apps_statefulsets,
   autoscaling_horizontalpodautoscalers,
+  autoscaling_horizontalpodautoscalers_v1,
   batch_cronjobs,
   batch_jobs,
   certificates_certificatesigningrequests,

@@ -1,6 +1,6 @@
 // HorizontalPodAutoscaler (autoscaling/v2).
 import { defineResource, ALL_VERBS, statusSplit } from '../../define.js'
-import type { Obj } from '../../define.js'
+import type { Obj, TableColumn } from '../../define.js'
 import { fieldForbidden, fieldInvalid, fieldInvalidPrinted, fieldNotSupported, fieldRequired } from '../../../machinery/errors.js'
 import type { FieldError } from '../../../machinery/errors.js'
 import { dns1123Label, kindAndNameErrors, pathSegmentName } from '../../../machinery/validation.js'
@@ -218,6 +218,17 @@ function targets(o: Obj): string {
   return list.length > max ? `${list.slice(0, max).join(', ')} + ${list.length - max} more...` : list.join(', ')
 }
 
+/** The columns of `kubectl get hpa` (autoscaling/v1 shows its objects through these, converted to v2). */
+export const hpaTable: TableColumn[] = [
+  nameColumn(),
+  { name: 'Reference', type: 'string', description: 'The scaled object (Kind/name).', cell: (o) => `${o.spec?.scaleTargetRef?.kind ?? ''}/${o.spec?.scaleTargetRef?.name ?? ''}` },
+  { name: 'Targets', type: 'string', description: 'Current and target values of the metrics.', cell: (o) => targets(o) },
+  { name: 'MinPods', type: 'string', description: 'The fewest replicas the autoscaler keeps.', cell: (o) => (o.spec?.minReplicas == null ? '<unset>' : String(int(o.spec.minReplicas))) },
+  { name: 'MaxPods', type: 'string', description: 'The most replicas the autoscaler scales to.', cell: (o) => int(o.spec?.maxReplicas) },
+  { name: 'Replicas', type: 'string', description: 'The replicas the target has now.', cell: (o) => int(o.status?.currentReplicas) },
+  ageColumn(),
+]
+
 export default defineResource({
   group: 'autoscaling', version: 'v2', kind: 'HorizontalPodAutoscaler', resource: 'horizontalpodautoscalers', singular: 'horizontalpodautoscaler', scope: 'Namespaced',
   verbs: ALL_VERBS,
@@ -237,13 +248,5 @@ export default defineResource({
     hasGeneration: true,
   },
   status: statusSplit.status,
-  table: [
-    nameColumn(),
-    { name: 'Reference', type: 'string', description: 'The scaled object (Kind/name).', cell: (o) => `${o.spec?.scaleTargetRef?.kind ?? ''}/${o.spec?.scaleTargetRef?.name ?? ''}` },
-    { name: 'Targets', type: 'string', description: 'Current and target values of the metrics.', cell: (o) => targets(o) },
-    { name: 'MinPods', type: 'string', description: 'The fewest replicas the autoscaler keeps.', cell: (o) => (o.spec?.minReplicas == null ? '<unset>' : String(int(o.spec.minReplicas))) },
-    { name: 'MaxPods', type: 'string', description: 'The most replicas the autoscaler scales to.', cell: (o) => int(o.spec?.maxReplicas) },
-    { name: 'Replicas', type: 'string', description: 'The replicas the target has now.', cell: (o) => int(o.status?.currentReplicas) },
-    ageColumn(),
-  ],
+  table: hpaTable,
 })

@@ -10,7 +10,7 @@ import { qualifiedName } from '../../../machinery/validation.js'
 const str = (v: unknown): string => (typeof v === 'string' ? v : '')
 
 /** A time that is set: neither missing nor Go's zero time. */
-function isSet(t: unknown): boolean { return typeof t === 'string' && t !== '' && !t.startsWith('0001-01-01T00:00:00') }
+export function isSet(t: unknown): boolean { return typeof t === 'string' && t !== '' && !t.startsWith('0001-01-01T00:00:00') }
 
 /**
  * upstream legacyValidateEvent, all that a v1 (core) Event gets on create and update (the stricter rules apply only to
