@@ -15,6 +15,11 @@ import { limitRangeView, mutatePodLimits, validateLimits, type LimitRangeView } 
 import { evaluatorFor, quotaState, type QuotaState } from './resource-quota.js'
 import { evaluateQuota, type QuotaStore } from './quota-admission.js'
 import { enabled } from './plugins.js'
+import { addDefaultTolerations } from './tolerations.js'
+import { taintNewNode } from './node-taint.js'
+import { defaultClaimClass, defaultIngressClass } from './default-class.js'
+import { addProtectionFinalizer, PV_PROTECTION_FINALIZER, PVC_PROTECTION_FINALIZER, validateClaimResize } from './storage.js'
+import { admitRuntimeClass, validateRuntimeClass } from './runtime-class.js'
 import {
   admitPodServiceAccount, configureServiceAccountLookups, defaultAccountWait, lookupAccount, validateEphemeralServiceAccount,
   validatePodServiceAccount,
@@ -158,7 +163,17 @@ export function admissionLookups(ctx: RequestContext, def: ResolvedDefinition, b
  * generated its name from (a refusal names it, as upstream's, which generates names after this). Throws the error to answer.
  */
 export function admitMutating(ctx: RequestContext, def: ResolvedDefinition, operation: AdmissionOperation, object: Obj, oldObject?: Obj, generatedFrom?: string): void {
-  if (def.group !== '' || def.resource !== 'pods' || ctx.info.subresource !== '') return
+  if (ctx.info.subresource !== '') return
+  if (def.group !== '') {
+    if (def.resource === 'ingresses' && operation === 'CREATE' && enabled.defaultIngressClass && def.group === NETWORKING_GROUP) {
+      defaultIngressClass(object, () => readAll(NETWORKING_GROUP, 'ingressclasses'))
+    }
+    return
+  }
+  if (def.resource !== 'pods') {
+    if (operation === 'CREATE') admitCoreCreate(def.resource, object)
+    return
+  }
   if (operation === 'CREATE') {
     if (enabled.limitRanger) {
       const ranges = limitRangesIn(ctx.info.namespace)
@@ -169,10 +184,52 @@ export function admitMutating(ctx: RequestContext, def: ResolvedDefinition, oper
       if (err) throw err
     }
   }
-  if (!enabled.priority) return
-  const err = admitPodPriority(operation, ctx.info.name, object, oldObject, priorityClasses)
-  if (err) throw err
+  if (enabled.priority) {
+    const err = admitPodPriority(operation, ctx.info.name, object, oldObject, priorityClasses)
+    if (err) throw err
+  }
+  if (enabled.defaultTolerationSeconds) addDefaultTolerations(object)
+  if (operation === 'CREATE' && enabled.runtimeClass && typeof object.spec?.runtimeClassName === 'string') {
+    const err = admitRuntimeClass(generatedFrom ?? subjectName(ctx, object), object, readRuntimeClass)
+    if (err) throw err
+  }
 }
+
+/** The mutating plugins of a core type's create but pods': TaintNodesByCondition, DefaultStorageClass, StorageObjectInUseProtection. */
+function admitCoreCreate(resource: string, object: Obj): void {
+  if (resource === 'persistentvolumeclaims') {
+    if (enabled.defaultStorageClass) defaultClaimClass(object, () => readAll(STORAGE_GROUP, 'storageclasses'))
+    if (enabled.storageObjectInUseProtection) addProtectionFinalizer(object, PVC_PROTECTION_FINALIZER)
+  } else if (resource === 'nodes') {
+    if (enabled.taintNodesByCondition) taintNewNode(object)
+  } else if (resource === 'persistentvolumes') {
+    if (enabled.storageObjectInUseProtection) addProtectionFinalizer(object, PV_PROTECTION_FINALIZER)
+  }
+}
+
+const NETWORKING_GROUP = 'networking.orch.io'
+const STORAGE_GROUP = 'storage.orch.io'
+const NODE_GROUP = 'node.orch.io'
+
+/** Every stored object of a cluster-scoped type, read fresh (the class look-ups of writes that name no class). */
+function readAll(group: string, resource: string): Obj[] {
+  if (!store) return []
+  const shard = store.shardFor(group, resource)
+  store.snapshot(shard)
+  const out: Obj[] = []
+  for (const { value } of store.range(shard, typePrefix(group, resource))) out.push(JSON.parse(recordObject(value).toString('utf8')) as Obj)
+  return out
+}
+
+/** One stored object of a cluster-scoped type, read fresh. */
+function readClusterObject(group: string, resource: string, name: string): Obj | undefined {
+  if (!store) return undefined
+  const rec = store.getFresh(store.shardFor(group, resource), objectKey(group, resource, '', name))
+  return rec ? JSON.parse(recordObject(rec).toString('utf8')) as Obj : undefined
+}
+
+const readRuntimeClass = (name: string): Obj | undefined => readClusterObject(NODE_GROUP, 'runtimeclasses', name)
+const readStorageClass = (name: string): Obj | undefined => readClusterObject(STORAGE_GROUP, 'storageclasses', name)
 
 /**
  * Runs after a write's own admission (defaults, strategy, validation) and before it is stored. `object` is the new
@@ -215,6 +272,17 @@ function admitBuiltIn(ctx: RequestContext, def: ResolvedDefinition, operation: A
     const ranges = limitRangesIn(ctx.info.namespace)
     if (ranges !== undefined) {
       const err = validateLimits(def.resource, operation, subjectName(ctx, object), object, oldObject, ranges)
+      if (err) throw err
+    }
+  }
+  if (def.group === '' && object !== undefined && ctx.info.subresource === '') {
+    if (def.resource === 'pods') {
+      if (operation === 'CREATE' && enabled.runtimeClass && (typeof object.spec?.runtimeClassName === 'string' || object.spec?.overhead !== undefined)) {
+        const err = validateRuntimeClass(subjectName(ctx, object), object, readRuntimeClass)
+        if (err) throw err
+      }
+    } else if (def.resource === 'persistentvolumeclaims' && operation === 'UPDATE' && enabled.persistentVolumeClaimResize && oldObject !== undefined) {
+      const err = validateClaimResize(subjectName(ctx, object), object, oldObject, readStorageClass)
       if (err) throw err
     }
   }

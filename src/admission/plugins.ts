@@ -25,7 +25,17 @@ export const PLUGINS: ReadonlyArray<{ name: string; byDefault: boolean }> = [
   { name: 'LimitRanger', byDefault: true },
   { name: 'ServiceAccount', byDefault: true },
   { name: 'NodeRestriction', byDefault: true },
+  { name: 'TaintNodesByCondition', byDefault: true },
   { name: 'Priority', byDefault: true },
+  { name: 'DefaultTolerationSeconds', byDefault: true },
+  { name: 'DefaultStorageClass', byDefault: true },
+  { name: 'StorageObjectInUseProtection', byDefault: true },
+  { name: 'PersistentVolumeClaimResize', byDefault: true },
+  { name: 'RuntimeClass', byDefault: true },
+  { name: 'CertificateApproval', byDefault: true },
+  { name: 'CertificateSigning', byDefault: true },
+  { name: 'CertificateSubjectRestriction', byDefault: true },
+  { name: 'DefaultIngressClass', byDefault: true },
   { name: 'ValidatingAdmissionPolicy', byDefault: true },
   { name: 'ResourceQuota', byDefault: true },
 ]
@@ -39,18 +49,40 @@ export interface EnabledPlugins {
   priority: boolean
   validatingAdmissionPolicy: boolean
   resourceQuota: boolean
+  taintNodesByCondition: boolean
+  defaultTolerationSeconds: boolean
+  defaultStorageClass: boolean
+  storageObjectInUseProtection: boolean
+  persistentVolumeClaimResize: boolean
+  runtimeClass: boolean
+  certificateApproval: boolean
+  certificateSigning: boolean
+  certificateSubjectRestriction: boolean
+  defaultIngressClass: boolean
 }
 
 /** The plugins of this thread (every one on until configured, as without flags but for none off). */
 export const enabled: EnabledPlugins = {
   namespaceLifecycle: true, limitRanger: true, serviceAccount: true, nodeRestriction: true, priority: true,
   validatingAdmissionPolicy: true, resourceQuota: true,
+  taintNodesByCondition: true, defaultTolerationSeconds: true, defaultStorageClass: true, storageObjectInUseProtection: true,
+  persistentVolumeClaimResize: true, runtimeClass: true, certificateApproval: true, certificateSigning: true,
+  certificateSubjectRestriction: true, defaultIngressClass: true,
 }
 
 const FIELD: Record<string, keyof EnabledPlugins> = {
   NamespaceLifecycle: 'namespaceLifecycle', LimitRanger: 'limitRanger', ServiceAccount: 'serviceAccount',
   NodeRestriction: 'nodeRestriction', Priority: 'priority', ValidatingAdmissionPolicy: 'validatingAdmissionPolicy',
   ResourceQuota: 'resourceQuota',
+  TaintNodesByCondition: 'taintNodesByCondition', DefaultTolerationSeconds: 'defaultTolerationSeconds',
+  DefaultStorageClass: 'defaultStorageClass', StorageObjectInUseProtection: 'storageObjectInUseProtection',
+  PersistentVolumeClaimResize: 'persistentVolumeClaimResize', RuntimeClass: 'runtimeClass', CertificateApproval: 'certificateApproval',
+  CertificateSigning: 'certificateSigning', CertificateSubjectRestriction: 'certificateSubjectRestriction', DefaultIngressClass: 'defaultIngressClass',
+}
+
+/** The plugins on without flags, in order (as --help names them). */
+export function defaultPluginNames(): string[] {
+  return PLUGINS.filter((p) => p.byDefault).map((p) => p.name)
 }
 
 /** The names the two flags take, sorted as upstream's help lists them. */
