@@ -20,6 +20,7 @@ import { taintNewNode } from './node-taint.js'
 import { defaultClaimClass, defaultIngressClass } from './default-class.js'
 import { addProtectionFinalizer, PV_PROTECTION_FINALIZER, PVC_PROTECTION_FINALIZER, validateClaimResize } from './storage.js'
 import { admitRuntimeClass, validateRuntimeClass } from './runtime-class.js'
+import { CERTIFICATES_GROUP, checkApproval, checkSigning, checkSubject, signingChanged, type Authorize } from './certificates.js'
 import {
   admitPodServiceAccount, configureServiceAccountLookups, defaultAccountWait, lookupAccount, validateEphemeralServiceAccount,
   validatePodServiceAccount,
@@ -293,7 +294,26 @@ function admitBuiltIn(ctx: RequestContext, def: ResolvedDefinition, operation: A
         : undefined
     if (err) throw err
   }
-  return admitUserPlugins(ctx, def, operation, object, oldObject)
+  const user = admitUserPlugins(ctx, def, operation, object, oldObject)
+  if (def.group !== CERTIFICATES_GROUP) return user
+  return then(user, () => admitCertificates(ctx, def, operation, object, oldObject))
+}
+
+/** CertificateApproval, CertificateSigning and CertificateSubjectRestriction, on CertificateSigningRequests. */
+function admitCertificates(ctx: RequestContext, def: ResolvedDefinition, operation: AdmissionOperation, object?: Obj, oldObject?: Obj): void | Promise<void> {
+  if (def.resource !== 'certificatesigningrequests' || object === undefined) return
+  const sub = ctx.info.subresource
+  if (operation === 'CREATE') {
+    if (sub !== '' || !enabled.certificateSubjectRestriction) return
+    const err = checkSubject(subjectName(ctx, object), object)
+    if (err) throw err
+    return
+  }
+  if (operation !== 'UPDATE' || oldObject === undefined || !authz || !ctx.user) return
+  const a = authz
+  const authorize: Authorize = (attrs) => a.authorize(attrs)
+  if (sub === 'approval' && enabled.certificateApproval) return checkApproval(authorize, ctx.user, subjectName(ctx, oldObject), oldObject)
+  if (sub === 'status' && enabled.certificateSigning && signingChanged(object, oldObject)) return checkSigning(authorize, ctx.user, subjectName(ctx, oldObject), oldObject)
 }
 
 /**

@@ -153,6 +153,7 @@ export function managerOf(ctx: RequestContext): string {
 
 const RESET_SPEC = FieldSet.of(makePath('spec'))
 const RESET_STATUS = FieldSet.of(makePath('status'))
+const RESET_APPROVAL = FieldSet.of(makePath('spec'), makePath('status', 'certificate'))
 
 /**
  * Fields reset by an endpoint: the main resource never owns status, the status endpoint never owns spec (sets built
@@ -160,6 +161,8 @@ const RESET_STATUS = FieldSet.of(makePath('status'))
  */
 export function resetFields(def: ResolvedDefinition, target: UpdateTarget | 'scale'): FieldSet | undefined {
   if (!def.subresources?.includes('status')) return undefined
+  // certificatesigningrequests/approval owns status.conditions only (upstream's approval strategy reset fields).
+  if (target === 'approval') return RESET_APPROVAL
   if (target !== 'status') return RESET_STATUS
   const extra = def.status?.resetPaths
   if (extra === undefined) return RESET_SPEC
