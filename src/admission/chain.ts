@@ -20,6 +20,7 @@ import { taintNewNode } from './node-taint.js'
 import { defaultClaimClass, defaultIngressClass } from './default-class.js'
 import { addProtectionFinalizer, PV_PROTECTION_FINALIZER, PVC_PROTECTION_FINALIZER, validateClaimResize } from './storage.js'
 import { admitRuntimeClass, validateRuntimeClass } from './runtime-class.js'
+import { admitPodNodeSelector, admitPodTolerations, checkPullAlways, denyAll, forcePullAlways, namespaceMissing } from './optional.js'
 import { CERTIFICATES_GROUP, checkApproval, checkSigning, checkSubject, signingChanged, type Authorize } from './certificates.js'
 import {
   admitPodServiceAccount, configureServiceAccountLookups, defaultAccountWait, lookupAccount, validateEphemeralServiceAccount,
@@ -164,6 +165,7 @@ export function admissionLookups(ctx: RequestContext, def: ResolvedDefinition, b
  * generated its name from (a refusal names it, as upstream's, which generates names after this). Throws the error to answer.
  */
 export function admitMutating(ctx: RequestContext, def: ResolvedDefinition, operation: AdmissionOperation, object: Obj, oldObject?: Obj, generatedFrom?: string): void {
+  if (enabled.alwaysDeny && !isLoopback(ctx)) throw denyAll({ group: def.group, resource: def.resource }, generatedFrom ?? subjectName(ctx, object))
   if (ctx.info.subresource !== '') return
   if (def.group !== '') {
     if (def.resource === 'ingresses' && operation === 'CREATE' && enabled.defaultIngressClass && def.group === NETWORKING_GROUP) {
@@ -185,15 +187,33 @@ export function admitMutating(ctx: RequestContext, def: ResolvedDefinition, oper
       if (err) throw err
     }
   }
+  if (enabled.alwaysPullImages) forcePullAlways(object, oldObject)
+  if (operation === 'CREATE' && enabled.podNodeSelector) {
+    const err = admitPodNodeSelector(generatedFrom ?? subjectName(ctx, object), object, read('namespaces', '', ctx.info.namespace), ctx.info.namespace)
+    if (err) throw err
+  }
   if (enabled.priority) {
     const err = admitPodPriority(operation, ctx.info.name, object, oldObject, priorityClasses)
     if (err) throw err
   }
   if (enabled.defaultTolerationSeconds) addDefaultTolerations(object)
+  if (enabled.podTolerationRestriction) {
+    const err = admitPodTolerations(generatedFrom ?? subjectName(ctx, object), object, operation === 'CREATE', read('namespaces', '', ctx.info.namespace), ctx.info.namespace)
+    if (err) throw err
+  }
   if (operation === 'CREATE' && enabled.runtimeClass && typeof object.spec?.runtimeClassName === 'string') {
     const err = admitRuntimeClass(generatedFrom ?? subjectName(ctx, object), object, readRuntimeClass)
     if (err) throw err
   }
+}
+
+/**
+ * The server's own writes (bootstrap, controllers: the loopback identity, start.ts): AlwaysDeny lets them through, or
+ * the server could not start (upstream's would never become ready).
+ */
+function isLoopback(ctx: RequestContext): boolean {
+  const u = ctx.user
+  return u !== undefined && u.username === 'system:apiserver' && u.uid === 'system:apiserver'
 }
 
 /** The mutating plugins of a core type's create but pods': TaintNodesByCondition, DefaultStorageClass, StorageObjectInUseProtection. */
@@ -240,6 +260,7 @@ const readStorageClass = (name: string): Obj | undefined => readClusterObject(ST
  * ValidatingAdmissionPolicy runs last, as upstream orders its plugins; with no policy bound it costs one comparison.
  */
 export function admitPlugins(ctx: RequestContext, def: ResolvedDefinition, operation: AdmissionOperation, object?: Obj, oldObject?: Obj): void | Promise<void> {
+  if (enabled.alwaysDeny && !isLoopback(ctx)) throw denyAll({ group: def.group, resource: def.resource }, subjectName(ctx, object ?? oldObject))
   const admitted = admitBuiltIn(ctx, def, operation, object, oldObject)
   // pods/binding is admitted upstream as the create of a Binding, which this write does not have.
   if (!enabled.validatingAdmissionPolicy || !policiesBound() || ctx.info.subresource === 'binding') return then(admitted, () => admitQuota(ctx, def, operation, object, oldObject))
@@ -265,6 +286,9 @@ export function admitPolicyOnly(ctx: RequestContext, def: ResolvedDefinition, op
 }
 
 function admitBuiltIn(ctx: RequestContext, def: ResolvedDefinition, operation: AdmissionOperation, object?: Obj, oldObject?: Obj): void | Promise<void> {
+  if (enabled.namespaceExists && ctx.info.namespace !== '' && !(def.group === '' && def.resource === 'namespaces') && read('namespaces', '', ctx.info.namespace) === undefined) {
+    throw namespaceMissing(ctx.info.namespace)
+  }
   if (def.group === SCHEDULING_GROUP && def.resource === 'priorityclasses' && object && ctx.info.subresource === '' && enabled.priority) {
     const err = validatePriorityClassDefault(operation, ctx.info.name, object, priorityClasses)
     if (err) throw err
@@ -278,6 +302,10 @@ function admitBuiltIn(ctx: RequestContext, def: ResolvedDefinition, operation: A
   }
   if (def.group === '' && object !== undefined && ctx.info.subresource === '') {
     if (def.resource === 'pods') {
+      if (enabled.alwaysPullImages && (operation === 'CREATE' || operation === 'UPDATE')) {
+        const err = checkPullAlways(subjectName(ctx, object), object, oldObject)
+        if (err) throw err
+      }
       if (operation === 'CREATE' && enabled.runtimeClass && (typeof object.spec?.runtimeClassName === 'string' || object.spec?.overhead !== undefined)) {
         const err = validateRuntimeClass(subjectName(ctx, object), object, readRuntimeClass)
         if (err) throw err

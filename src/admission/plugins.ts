@@ -21,13 +21,18 @@ export const UPSTREAM_PLUGINS: readonly string[] = [
  * Node authorizer, as this server does by default, turns it on; this server always applied it).
  */
 export const PLUGINS: ReadonlyArray<{ name: string; byDefault: boolean }> = [
+  { name: 'AlwaysAdmit', byDefault: false },
   { name: 'NamespaceLifecycle', byDefault: true },
+  { name: 'NamespaceExists', byDefault: false },
   { name: 'LimitRanger', byDefault: true },
   { name: 'ServiceAccount', byDefault: true },
   { name: 'NodeRestriction', byDefault: true },
   { name: 'TaintNodesByCondition', byDefault: true },
+  { name: 'AlwaysPullImages', byDefault: false },
+  { name: 'PodNodeSelector', byDefault: false },
   { name: 'Priority', byDefault: true },
   { name: 'DefaultTolerationSeconds', byDefault: true },
+  { name: 'PodTolerationRestriction', byDefault: false },
   { name: 'DefaultStorageClass', byDefault: true },
   { name: 'StorageObjectInUseProtection', byDefault: true },
   { name: 'PersistentVolumeClaimResize', byDefault: true },
@@ -38,6 +43,7 @@ export const PLUGINS: ReadonlyArray<{ name: string; byDefault: boolean }> = [
   { name: 'DefaultIngressClass', byDefault: true },
   { name: 'ValidatingAdmissionPolicy', byDefault: true },
   { name: 'ResourceQuota', byDefault: true },
+  { name: 'AlwaysDeny', byDefault: false },
 ]
 
 /** What runs, one flag per plugin: a request asks a property, never a set. */
@@ -59,6 +65,12 @@ export interface EnabledPlugins {
   certificateSigning: boolean
   certificateSubjectRestriction: boolean
   defaultIngressClass: boolean
+  alwaysAdmit: boolean
+  namespaceExists: boolean
+  alwaysPullImages: boolean
+  podNodeSelector: boolean
+  podTolerationRestriction: boolean
+  alwaysDeny: boolean
 }
 
 /** The plugins of this thread (every one on until configured, as without flags but for none off). */
@@ -68,6 +80,7 @@ export const enabled: EnabledPlugins = {
   taintNodesByCondition: true, defaultTolerationSeconds: true, defaultStorageClass: true, storageObjectInUseProtection: true,
   persistentVolumeClaimResize: true, runtimeClass: true, certificateApproval: true, certificateSigning: true,
   certificateSubjectRestriction: true, defaultIngressClass: true,
+  alwaysAdmit: false, namespaceExists: false, alwaysPullImages: false, podNodeSelector: false, podTolerationRestriction: false, alwaysDeny: false,
 }
 
 const FIELD: Record<string, keyof EnabledPlugins> = {
@@ -78,6 +91,8 @@ const FIELD: Record<string, keyof EnabledPlugins> = {
   DefaultStorageClass: 'defaultStorageClass', StorageObjectInUseProtection: 'storageObjectInUseProtection',
   PersistentVolumeClaimResize: 'persistentVolumeClaimResize', RuntimeClass: 'runtimeClass', CertificateApproval: 'certificateApproval',
   CertificateSigning: 'certificateSigning', CertificateSubjectRestriction: 'certificateSubjectRestriction', DefaultIngressClass: 'defaultIngressClass',
+  AlwaysAdmit: 'alwaysAdmit', NamespaceExists: 'namespaceExists', AlwaysPullImages: 'alwaysPullImages', PodNodeSelector: 'podNodeSelector',
+  PodTolerationRestriction: 'podTolerationRestriction', AlwaysDeny: 'alwaysDeny',
 }
 
 /** The plugins on without flags, in order (as --help names them). */

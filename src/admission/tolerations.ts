@@ -52,7 +52,7 @@ function sameToleration(a: Obj, b: Obj): boolean {
 }
 
 /** Whether `ss` tolerates every taint `t` tolerates (upstream's tolerations.isSuperset). */
-function covers(ss: Obj, t: Obj): boolean {
+export function covers(ss: Obj, t: Obj): boolean {
   if (sameToleration(ss, t)) return true
   const ssKey = str(ss.key)
   const ssOp = str(ss.operator)
