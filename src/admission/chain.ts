@@ -1,6 +1,7 @@
-// Admission that needs the requesting user and live objects: LimitRanger, ServiceAccount, NodeRestriction, Priority, the
-// RBAC escalation checks of role and binding writes, ValidatingAdmissionPolicy, then ResourceQuota; each only when
-// --enable-admission-plugins / --disable-admission-plugins leave it on (plugins.ts).
+// Admission that needs the requesting user and live objects: the built-in plugins in upstream's order (LimitRanger,
+// ServiceAccount, NodeRestriction, Priority, the class defaulters, RuntimeClass, the certificate checks, ...; each in its
+// own file), the RBAC escalation checks of role and binding writes, ValidatingAdmissionPolicy, then ResourceQuota; each
+// only when --enable-admission-plugins / --disable-admission-plugins leave it on (plugins.ts).
 import { nodeIdentity } from '../machinery/node-refs.js'
 import { objectKey, recordObject, recordRv, splitKey, typePrefix } from '../machinery/storage-format.js'
 import type { Obj, ResolvedDefinition } from '../registry/define.js'
@@ -160,8 +161,10 @@ export function admissionLookups(ctx: RequestContext, def: ResolvedDefinition, b
 }
 
 /**
- * Mutating admission, run after a write's defaults and before its strategy and validation (whoever asks): the pod
- * halves of LimitRanger, ServiceAccount and Priority, in upstream's order. `generatedFrom`: the generateName a create
+ * Mutating admission, run after a write's defaults and before its strategy and validation (whoever asks), in upstream's
+ * order: for pods LimitRanger, ServiceAccount, AlwaysPullImages, PodNodeSelector, Priority, DefaultTolerationSeconds,
+ * PodTolerationRestriction, RuntimeClass; TaintNodesByCondition, DefaultStorageClass, StorageObjectInUseProtection and
+ * DefaultIngressClass on creates of their types; AlwaysDeny on everything. `generatedFrom`: the generateName a create
  * generated its name from (a refusal names it, as upstream's, which generates names after this). Throws the error to answer.
  */
 export function admitMutating(ctx: RequestContext, def: ResolvedDefinition, operation: AdmissionOperation, object: Obj, oldObject?: Obj, generatedFrom?: string): void {

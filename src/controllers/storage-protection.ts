@@ -1,5 +1,5 @@
 // The PVC and PV protection controllers: they take the protection finalizers (StorageObjectInUseProtection admission)
-// off a claim being deleted once no running pod uses it, and off a volume being deleted once it is not bound.
+// off a claim being deleted once no scheduled pod uses it, and off a volume being deleted once it is not bound.
 import type { Logger } from 'pino'
 import { recordAttrs, splitKey, typePrefix } from '../machinery/storage-format.js'
 import type { Obj } from '../registry/define.js'
@@ -9,21 +9,25 @@ import { QueueController } from './queue.js'
 
 const isObj = (v: unknown): v is Obj => v !== null && typeof v === 'object' && !Array.isArray(v)
 
-/** The claims a pod uses: its persistentVolumeClaim volumes, and the claim of each ephemeral volume (`<pod>-<volume>`). */
-function claimsOf(pod: Obj): string[] {
-  const out: string[] = []
+/** A pod deleted with no grace (done, or forced): its ephemeral volumes' claims are free (upstream podIsShutDown). */
+const shutDown = (pod: Obj): boolean => pod.metadata?.deletionTimestamp != null && pod.metadata?.deletionGracePeriodSeconds === 0
+
+/**
+ * Whether a pod uses the claim (upstream podUsesPVC): only a scheduled pod does (a kubelet does not start a pod whose
+ * claim is being deleted), by a persistentVolumeClaim volume, or by an ephemeral volume (`<pod>-<volume>`) it owns.
+ */
+function usesClaim(pod: Obj, claim: Obj): boolean {
   const vols = pod.spec?.volumes
-  if (!Array.isArray(vols)) return out
+  if (typeof pod.spec?.nodeName !== 'string' || pod.spec.nodeName === '' || !Array.isArray(vols)) return false
+  const name = claim.metadata?.name
   for (const v of vols) {
     if (!isObj(v)) continue
-    if (isObj(v.persistentVolumeClaim) && typeof v.persistentVolumeClaim.claimName === 'string') out.push(v.persistentVolumeClaim.claimName)
-    else if (isObj(v.ephemeral)) out.push(`${pod.metadata?.name}-${v.name}`)
+    if (isObj(v.persistentVolumeClaim) && v.persistentVolumeClaim.claimName === name) return true
+    if (isObj(v.ephemeral) && !shutDown(pod) && `${pod.metadata?.name}-${v.name}` === name &&
+      Array.isArray(claim.metadata?.ownerReferences) && claim.metadata.ownerReferences.some((r: Obj) => r?.uid === pod.metadata?.uid && r?.controller === true)) return true
   }
-  return out
+  return false
 }
-
-/** A pod that has ended (Succeeded or Failed) uses no claim any more. */
-const running = (pod: Obj): boolean => pod.status?.phase !== 'Succeeded' && pod.status?.phase !== 'Failed'
 
 /** Removes `finalizer` from the object at `path` (read again first); true when done, false to be retried. */
 async function dropFinalizer(client: InternalClient, log: Logger, path: string, o: Obj, finalizer: string): Promise<boolean> {
@@ -96,7 +100,7 @@ export class PvcProtectionController extends QueueController {
     if (pods.status !== 200) return false
     const items: Obj[] = Array.isArray(pods.body.items) ? pods.body.items : []
     // In use: a pod event queues it again.
-    if (items.some((p) => running(p) && claimsOf(p).includes(name))) return true
+    if (items.some((p) => usesClaim(p, pvc))) return true
     return dropFinalizer(this.client, this.log, path, pvc, PVC_PROTECTION_FINALIZER)
   }
 }

@@ -132,14 +132,17 @@ t.test('DefaultStorageClass, StorageObjectInUseProtection and its controllers', 
   t.equal(r.status, 201, r.text)
   t.same(r.json.metadata.finalizers, ['orch.io/pv-protection'])
 
-  // The PVC protection controller: a claim in use by a running pod stays until the pod is gone.
-  r = await s.request('POST', PODS, pod('user', { volumes: [{ name: 'v', persistentVolumeClaim: { claimName: 'one' } }] }))
+  // The PVC protection controller: a claim in use by a scheduled pod stays until the pod is gone; one a pod that is not
+  // scheduled names is not in use (as upstream's controller: no kubelet started it).
+  r = await s.request('POST', PODS, pod('user', { nodeName: 'node-1', volumes: [{ name: 'v', persistentVolumeClaim: { claimName: 'one' } }] }))
+  t.equal(r.status, 201, r.text)
+  r = await s.request('POST', PODS, pod('unscheduled', { volumes: [{ name: 'v', persistentVolumeClaim: { claimName: 'two' } }] }))
   t.equal(r.status, 201, r.text)
   r = await s.request('DELETE', `${PVCS}/one`)
   t.equal(r.status, 200, r.text)
   t.ok(r.json.metadata.deletionTimestamp)
   r = await s.request('DELETE', `${PVCS}/two`)
-  t.ok(await gone(s, `${PVCS}/two`), 'a claim no pod uses goes at once')
+  t.ok(await gone(s, `${PVCS}/two`), 'a claim no scheduled pod uses goes at once')
   await sleep(300)
   r = await s.request('GET', `${PVCS}/one`)
   t.equal(r.status, 200, 'still used')
