@@ -22,6 +22,7 @@ export const UPSTREAM_PLUGINS: readonly string[] = [
  */
 export const PLUGINS: ReadonlyArray<{ name: string; byDefault: boolean }> = [
   { name: 'AlwaysAdmit', byDefault: false },
+  { name: 'NamespaceAutoProvision', byDefault: false },
   { name: 'NamespaceLifecycle', byDefault: true },
   { name: 'NamespaceExists', byDefault: false },
   { name: 'LimitRanger', byDefault: true },
@@ -66,6 +67,7 @@ export interface EnabledPlugins {
   certificateSubjectRestriction: boolean
   defaultIngressClass: boolean
   alwaysAdmit: boolean
+  namespaceAutoProvision: boolean
   namespaceExists: boolean
   alwaysPullImages: boolean
   podNodeSelector: boolean
@@ -80,7 +82,7 @@ export const enabled: EnabledPlugins = {
   taintNodesByCondition: true, defaultTolerationSeconds: true, defaultStorageClass: true, storageObjectInUseProtection: true,
   persistentVolumeClaimResize: true, runtimeClass: true, certificateApproval: true, certificateSigning: true,
   certificateSubjectRestriction: true, defaultIngressClass: true,
-  alwaysAdmit: false, namespaceExists: false, alwaysPullImages: false, podNodeSelector: false, podTolerationRestriction: false, alwaysDeny: false,
+  alwaysAdmit: false, namespaceAutoProvision: false, namespaceExists: false, alwaysPullImages: false, podNodeSelector: false, podTolerationRestriction: false, alwaysDeny: false,
 }
 
 const FIELD: Record<string, keyof EnabledPlugins> = {
@@ -91,7 +93,7 @@ const FIELD: Record<string, keyof EnabledPlugins> = {
   DefaultStorageClass: 'defaultStorageClass', StorageObjectInUseProtection: 'storageObjectInUseProtection',
   PersistentVolumeClaimResize: 'persistentVolumeClaimResize', RuntimeClass: 'runtimeClass', CertificateApproval: 'certificateApproval',
   CertificateSigning: 'certificateSigning', CertificateSubjectRestriction: 'certificateSubjectRestriction', DefaultIngressClass: 'defaultIngressClass',
-  AlwaysAdmit: 'alwaysAdmit', NamespaceExists: 'namespaceExists', AlwaysPullImages: 'alwaysPullImages', PodNodeSelector: 'podNodeSelector',
+  AlwaysAdmit: 'alwaysAdmit', NamespaceAutoProvision: 'namespaceAutoProvision', NamespaceExists: 'namespaceExists', AlwaysPullImages: 'alwaysPullImages', PodNodeSelector: 'podNodeSelector',
   PodTolerationRestriction: 'podTolerationRestriction', AlwaysDeny: 'alwaysDeny',
 }
 

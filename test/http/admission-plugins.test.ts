@@ -53,8 +53,8 @@ t.test('--help names the plugins on by default and the toleration-seconds flags'
   const bad = await runMain(['--default-not-ready-toleration-seconds', 'soon'])
   t.equal(bad.code, 2)
   t.match(bad.out, 'default-not-ready-toleration-seconds')
-  const missing = await runMain(['--enable-admission-plugins=NamespaceAutoProvision'])
-  t.equal(missing.out, 'orch-apiserver: enable-admission-plugins plugin "NamespaceAutoProvision" is not implemented by this server\n')
+  const missing = await runMain(['--enable-admission-plugins=ImagePolicyWebhook'])
+  t.equal(missing.out, 'orch-apiserver: enable-admission-plugins plugin "ImagePolicyWebhook" is not implemented by this server\n')
 })
 
 t.test('--disable-admission-plugins=ServiceAccount,NamespaceLifecycle,Priority: pods as given, content in missing namespaces', async (t) => {

@@ -82,6 +82,26 @@ t.test('AlwaysPullImages, PodNodeSelector, PodTolerationRestriction, NamespaceEx
   t.equal(r.status, 201, r.text)
 })
 
+t.test('NamespaceAutoProvision', async (t) => {
+  const s = await startServer({ args: ['--enable-admission-plugins=NamespaceAutoProvision'] })
+  t.teardown(() => s.stop())
+  // Dry run: refused as before (NamespaceLifecycle), nothing made.
+  let r = await s.request('POST', '/api/v1/namespaces/made/configmaps?dryRun=All', { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'cm' } })
+  t.equal(r.status, 404, r.text)
+  t.equal((await s.request('GET', '/api/v1/namespaces/made')).status, 404)
+  r = await s.request('POST', '/api/v1/namespaces/made/configmaps', { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'cm' } })
+  t.equal(r.status, 201, r.text)
+  r = await s.request('GET', '/api/v1/namespaces/made')
+  t.equal(r.status, 200, r.text)
+  t.equal(r.json.status.phase, 'Active')
+  // A pod in a new namespace: made, and the pod admitted as in any namespace.
+  r = await s.request('POST', '/api/v1/namespaces/made-too/pods', pod('p'))
+  t.equal(r.status, 201, r.text)
+  // A cluster-scoped write makes nothing.
+  r = await s.request('POST', '/api/v1/namespaces/nowhere/persistentvolumes', { apiVersion: 'v1', kind: 'PersistentVolume', metadata: { name: 'pv' } })
+  t.equal((await s.request('GET', '/api/v1/namespaces/nowhere')).status, 404)
+})
+
 t.test('AlwaysDeny', async (t) => {
   const s = await startServer({ args: ['--enable-admission-plugins=AlwaysDeny'] })
   t.teardown(() => s.stop())
