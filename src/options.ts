@@ -1,7 +1,7 @@
 // The Options type, its defaults, the flag table and resolveOptions (flag parsing and validation).
 import os from 'node:os'
 import { parseFeatureGates, FeatureGateError, type FeatureGates } from './machinery/feature-gates.js'
-import { admissionPluginErrors, registeredPluginNames } from './admission/plugins.js'
+import { admissionPluginErrors, defaultPluginNames, registeredPluginNames } from './admission/plugins.js'
 import { ipv4Number, parseNodePortRange, parseServiceIPRange, DEFAULT_SERVICE_CLUSTER_IP_RANGE, DEFAULT_SERVICE_NODE_PORT_RANGE } from './machinery/service-ranges.js'
 
 export interface Options {
@@ -71,6 +71,10 @@ export interface Options {
   enableAdmissionPlugins: string[]
   /** admission plugins on by default not to run (upstream names) */
   disableAdmissionPlugins: string[]
+  /** tolerationSeconds of the not-ready:NoExecute toleration DefaultTolerationSeconds adds to pods */
+  defaultNotReadyTolerationSeconds: number
+  /** tolerationSeconds of the unreachable:NoExecute toleration DefaultTolerationSeconds adds to pods */
+  defaultUnreachableTolerationSeconds: number
   /** AuthenticationConfiguration file (JWT authenticators); exclusive with the --oidc-* flags */
   authenticationConfig: string
   oidcIssuerUrl: string
@@ -145,6 +149,8 @@ export const defaultOptions: Readonly<Options> = Object.freeze({
   authorizationConfig: '',
   enableAdmissionPlugins: [],
   disableAdmissionPlugins: [],
+  defaultNotReadyTolerationSeconds: 300,
+  defaultUnreachableTolerationSeconds: 300,
   authenticationConfig: '',
   oidcIssuerUrl: '',
   oidcClientId: '',
@@ -178,6 +184,8 @@ export const CONTROLLERS: ReadonlyArray<{ name: string; alias: string; byDefault
   { name: 'root-ca-certificate-publisher-controller', alias: 'root-ca-cert-publisher', byDefault: true },
   { name: 'disruption-controller', alias: 'disruption', byDefault: true },
   { name: 'resourcequota-controller', alias: 'resourcequota', byDefault: true },
+  { name: 'pvc-protection-controller', alias: 'pvc-protection', byDefault: true },
+  { name: 'pv-protection-controller', alias: 'pv-protection', byDefault: true },
   { name: 'token-cleaner-controller', alias: 'tokencleaner', byDefault: false },
   { name: 'bootstrap-signer-controller', alias: 'bootstrapsigner', byDefault: false },
 ]
@@ -229,8 +237,10 @@ export const flags: Record<string, Flag> = {
   'service-cluster-ip-range': { option: 'serviceClusterIpRange', type: 'string', help: 'IPv4 CIDR that services\' cluster IPs are allocated from (its first address is the API server\'s own Service\'s); mask /12 to /29' },
   'service-node-port-range': { option: 'serviceNodePortRange', type: 'string', help: 'ports that NodePort and LoadBalancer services\' node ports are allocated from: low-high, low+count, or one port' },
   controllers: { option: 'controllers', type: 'list', help: `built-in controllers to run: '*' (those on by default), 'name' (on), '-name' (off); names: ${CONTROLLERS.map((c) => c.name + (c.byDefault ? '' : ' (off by default)')).join(', ')}` },
-  'enable-admission-plugins': { option: 'enableAdmissionPlugins', type: 'list', repeatable: true, emptyOk: true, help: `admission plugins to run in addition to those on by default (NamespaceLifecycle, LimitRanger, ServiceAccount, NodeRestriction, Priority, MutatingAdmissionWebhook, ValidatingAdmissionPolicy, ValidatingAdmissionWebhook, ResourceQuota). Comma-delimited list of admission plugins: ${registeredPluginNames().join(', ')}. The order of plugins in this flag does not matter` },
+  'enable-admission-plugins': { option: 'enableAdmissionPlugins', type: 'list', repeatable: true, emptyOk: true, help: `admission plugins to run in addition to those on by default (${defaultPluginNames().join(', ')}). Comma-delimited list of admission plugins: ${registeredPluginNames().join(', ')}. The order of plugins in this flag does not matter` },
   'disable-admission-plugins': { option: 'disableAdmissionPlugins', type: 'list', repeatable: true, emptyOk: true, help: `admission plugins not to run although they are on by default. Comma-delimited list of admission plugins: ${registeredPluginNames().join(', ')}. The order of plugins in this flag does not matter` },
+  'default-not-ready-toleration-seconds': { option: 'defaultNotReadyTolerationSeconds', type: 'int', help: 'Indicates the tolerationSeconds of the toleration for notReady:NoExecute that is added by default to every pod that does not already have such a toleration' },
+  'default-unreachable-toleration-seconds': { option: 'defaultUnreachableTolerationSeconds', type: 'int', help: 'Indicates the tolerationSeconds of the toleration for unreachable:NoExecute that is added by default to every pod that does not already have such a toleration' },
   'authentication-config': { option: 'authenticationConfig', type: 'string', help: 'AuthenticationConfiguration file (apiserver.config.orch.io) of JWT authenticators; reloaded when it changes; exclusive with the --oidc-* flags' },
   'oidc-issuer-url': { option: 'oidcIssuerUrl', type: 'string', help: 'OpenID issuer URL (https only); ID tokens it signs authenticate' },
   'oidc-client-id': { option: 'oidcClientId', type: 'string', help: 'audience every ID token must be issued for; required with --oidc-issuer-url' },

@@ -1,5 +1,6 @@
-// Admission that needs the requesting user and live objects: LimitRanger, ServiceAccount, NodeRestriction, Priority,
-// MutatingAdmissionWebhook, the RBAC escalation checks of role and binding writes, ValidatingAdmissionPolicy,
+// Admission that needs the requesting user and live objects: the built-in plugins in upstream's order (LimitRanger,
+// ServiceAccount, NodeRestriction, Priority, the class defaulters, RuntimeClass, the certificate checks, ...; each in its
+// own file), MutatingAdmissionWebhook, the RBAC escalation checks of role and binding writes, ValidatingAdmissionPolicy,
 // ValidatingAdmissionWebhook, then ResourceQuota; each only when --enable-admission-plugins /
 // --disable-admission-plugins leave it on (plugins.ts).
 import { nodeIdentity } from '../machinery/node-refs.js'
@@ -17,6 +18,13 @@ import { evaluatorFor, quotaState, type QuotaState } from './resource-quota.js'
 import { evaluateQuota, type QuotaStore } from './quota-admission.js'
 import { enabled } from './plugins.js'
 import { admitMutatingWebhooks, admitValidatingWebhooks, configureWebhookAdmission, mutatingWebhooksExist, validatingWebhooksExist } from './webhooks.js'
+import { addDefaultTolerations } from './tolerations.js'
+import { taintNewNode } from './node-taint.js'
+import { defaultClaimClass, defaultIngressClass } from './default-class.js'
+import { addProtectionFinalizer, PV_PROTECTION_FINALIZER, PVC_PROTECTION_FINALIZER, validateClaimResize } from './storage.js'
+import { admitRuntimeClass, validateRuntimeClass } from './runtime-class.js'
+import { admitPodNodeSelector, admitPodTolerations, checkPullAlways, denyAll, forcePullAlways, namespaceMissing } from './optional.js'
+import { CERTIFICATES_GROUP, checkApproval, checkSigning, checkSubject, signingChanged, type Authorize } from './certificates.js'
 import {
   admitPodServiceAccount, configureServiceAccountLookups, defaultAccountWait, lookupAccount, validateEphemeralServiceAccount,
   validatePodServiceAccount,
@@ -182,12 +190,25 @@ export function admissionLookups(ctx: RequestContext, def: ResolvedDefinition, b
 }
 
 /**
- * Mutating admission, run after a write's defaults and before its strategy and validation (whoever asks): the pod
- * halves of LimitRanger, ServiceAccount and Priority, in upstream's order. `generatedFrom`: the generateName a create
+ * Mutating admission, run after a write's defaults and before its strategy and validation (whoever asks), in upstream's
+ * order: for pods LimitRanger, ServiceAccount, AlwaysPullImages, PodNodeSelector, Priority, DefaultTolerationSeconds,
+ * PodTolerationRestriction, RuntimeClass; TaintNodesByCondition, DefaultStorageClass, StorageObjectInUseProtection and
+ * DefaultIngressClass on creates of their types; AlwaysDeny on everything. `generatedFrom`: the generateName a create
  * generated its name from (a refusal names it, as upstream's, which generates names after this). Throws the error to answer.
  */
 export function admitMutating(ctx: RequestContext, def: ResolvedDefinition, operation: AdmissionOperation, object: Obj, oldObject?: Obj, generatedFrom?: string): void {
-  if (def.group !== '' || def.resource !== 'pods' || ctx.info.subresource !== '') return
+  if (enabled.alwaysDeny && !isLoopback(ctx)) throw denyAll({ group: def.group, resource: def.resource }, generatedFrom ?? subjectName(ctx, object))
+  if (ctx.info.subresource !== '') return
+  if (def.group !== '') {
+    if (def.resource === 'ingresses' && operation === 'CREATE' && enabled.defaultIngressClass && def.group === NETWORKING_GROUP) {
+      defaultIngressClass(object, () => readAll(NETWORKING_GROUP, 'ingressclasses'))
+    }
+    return
+  }
+  if (def.resource !== 'pods') {
+    if (operation === 'CREATE') admitCoreCreate(def.resource, object)
+    return
+  }
   if (operation === 'CREATE') {
     if (enabled.limitRanger) {
       const ranges = limitRangesIn(ctx.info.namespace)
@@ -198,10 +219,70 @@ export function admitMutating(ctx: RequestContext, def: ResolvedDefinition, oper
       if (err) throw err
     }
   }
-  if (!enabled.priority) return
-  const err = admitPodPriority(operation, ctx.info.name, object, oldObject, priorityClasses)
-  if (err) throw err
+  if (enabled.alwaysPullImages) forcePullAlways(object, oldObject)
+  if (operation === 'CREATE' && enabled.podNodeSelector) {
+    const err = admitPodNodeSelector(generatedFrom ?? subjectName(ctx, object), object, read('namespaces', '', ctx.info.namespace), ctx.info.namespace)
+    if (err) throw err
+  }
+  if (enabled.priority) {
+    const err = admitPodPriority(operation, ctx.info.name, object, oldObject, priorityClasses)
+    if (err) throw err
+  }
+  if (enabled.defaultTolerationSeconds) addDefaultTolerations(object)
+  if (enabled.podTolerationRestriction) {
+    const err = admitPodTolerations(generatedFrom ?? subjectName(ctx, object), object, operation === 'CREATE', read('namespaces', '', ctx.info.namespace), ctx.info.namespace)
+    if (err) throw err
+  }
+  if (operation === 'CREATE' && enabled.runtimeClass && typeof object.spec?.runtimeClassName === 'string') {
+    const err = admitRuntimeClass(generatedFrom ?? subjectName(ctx, object), object, readRuntimeClass)
+    if (err) throw err
+  }
 }
+
+/**
+ * The server's own writes (bootstrap, controllers: the loopback identity, start.ts): AlwaysDeny lets them through, or
+ * the server could not start (upstream's would never become ready).
+ */
+function isLoopback(ctx: RequestContext): boolean {
+  const u = ctx.user
+  return u !== undefined && u.username === 'system:apiserver' && u.uid === 'system:apiserver'
+}
+
+/** The mutating plugins of a core type's create but pods': TaintNodesByCondition, DefaultStorageClass, StorageObjectInUseProtection. */
+function admitCoreCreate(resource: string, object: Obj): void {
+  if (resource === 'persistentvolumeclaims') {
+    if (enabled.defaultStorageClass) defaultClaimClass(object, () => readAll(STORAGE_GROUP, 'storageclasses'))
+    if (enabled.storageObjectInUseProtection) addProtectionFinalizer(object, PVC_PROTECTION_FINALIZER)
+  } else if (resource === 'nodes') {
+    if (enabled.taintNodesByCondition) taintNewNode(object)
+  } else if (resource === 'persistentvolumes') {
+    if (enabled.storageObjectInUseProtection) addProtectionFinalizer(object, PV_PROTECTION_FINALIZER)
+  }
+}
+
+const NETWORKING_GROUP = 'networking.orch.io'
+const STORAGE_GROUP = 'storage.orch.io'
+const NODE_GROUP = 'node.orch.io'
+
+/** Every stored object of a cluster-scoped type, read fresh (the class look-ups of writes that name no class). */
+function readAll(group: string, resource: string): Obj[] {
+  if (!store) return []
+  const shard = store.shardFor(group, resource)
+  store.snapshot(shard)
+  const out: Obj[] = []
+  for (const { value } of store.range(shard, typePrefix(group, resource))) out.push(JSON.parse(recordObject(value).toString('utf8')) as Obj)
+  return out
+}
+
+/** One stored object of a cluster-scoped type, read fresh. */
+function readClusterObject(group: string, resource: string, name: string): Obj | undefined {
+  if (!store) return undefined
+  const rec = store.getFresh(store.shardFor(group, resource), objectKey(group, resource, '', name))
+  return rec ? JSON.parse(recordObject(rec).toString('utf8')) as Obj : undefined
+}
+
+const readRuntimeClass = (name: string): Obj | undefined => readClusterObject(NODE_GROUP, 'runtimeclasses', name)
+const readStorageClass = (name: string): Obj | undefined => readClusterObject(STORAGE_GROUP, 'storageclasses', name)
 
 /**
  * Runs after a write's own admission (defaults, strategy, validation) and before it is stored. `object` is the new
@@ -212,6 +293,7 @@ export function admitMutating(ctx: RequestContext, def: ResolvedDefinition, oper
  * ValidatingAdmissionPolicy runs last, as upstream orders its plugins; with no policy bound it costs one comparison.
  */
 export function admitPlugins(ctx: RequestContext, def: ResolvedDefinition, operation: AdmissionOperation, object?: Obj, oldObject?: Obj, options?: Obj): void | Promise<void> {
+  if (enabled.alwaysDeny && !isLoopback(ctx)) throw denyAll({ group: def.group, resource: def.resource }, subjectName(ctx, object ?? oldObject))
   // A delete has no mutating stage of its own: its mutating webhooks (which may only look) run first.
   if (operation === 'DELETE' && enabled.mutatingAdmissionWebhook && mutatingWebhooksExist()) {
     const hooks = admitMutatingWebhooks(ctx, def, operation, object, oldObject, options)
@@ -258,6 +340,9 @@ export function admitPolicyOnly(ctx: RequestContext, def: ResolvedDefinition, op
 }
 
 function admitBuiltIn(ctx: RequestContext, def: ResolvedDefinition, operation: AdmissionOperation, object?: Obj, oldObject?: Obj): void | Promise<void> {
+  if (enabled.namespaceExists && ctx.info.namespace !== '' && !(def.group === '' && def.resource === 'namespaces') && read('namespaces', '', ctx.info.namespace) === undefined) {
+    throw namespaceMissing(ctx.info.namespace)
+  }
   if (def.group === SCHEDULING_GROUP && def.resource === 'priorityclasses' && object && ctx.info.subresource === '' && enabled.priority) {
     const err = validatePriorityClassDefault(operation, ctx.info.name, object, priorityClasses)
     if (err) throw err
@@ -269,6 +354,21 @@ function admitBuiltIn(ctx: RequestContext, def: ResolvedDefinition, operation: A
       if (err) throw err
     }
   }
+  if (def.group === '' && object !== undefined && ctx.info.subresource === '') {
+    if (def.resource === 'pods') {
+      if (enabled.alwaysPullImages && (operation === 'CREATE' || operation === 'UPDATE')) {
+        const err = checkPullAlways(subjectName(ctx, object), object, oldObject)
+        if (err) throw err
+      }
+      if (operation === 'CREATE' && enabled.runtimeClass && (typeof object.spec?.runtimeClassName === 'string' || object.spec?.overhead !== undefined)) {
+        const err = validateRuntimeClass(subjectName(ctx, object), object, readRuntimeClass)
+        if (err) throw err
+      }
+    } else if (def.resource === 'persistentvolumeclaims' && operation === 'UPDATE' && enabled.persistentVolumeClaimResize && oldObject !== undefined) {
+      const err = validateClaimResize(subjectName(ctx, object), object, oldObject, readStorageClass)
+      if (err) throw err
+    }
+  }
   if (def.group === '' && def.resource === 'pods' && object && enabled.serviceAccount) {
     const sub = ctx.info.subresource
     const err = operation === 'CREATE' && sub === '' ? validatePodServiceAccount(ctx.info.namespace, subjectName(ctx, object), object, lookupAccount)
@@ -276,7 +376,26 @@ function admitBuiltIn(ctx: RequestContext, def: ResolvedDefinition, operation: A
         : undefined
     if (err) throw err
   }
-  return admitUserPlugins(ctx, def, operation, object, oldObject)
+  const user = admitUserPlugins(ctx, def, operation, object, oldObject)
+  if (def.group !== CERTIFICATES_GROUP) return user
+  return then(user, () => admitCertificates(ctx, def, operation, object, oldObject))
+}
+
+/** CertificateApproval, CertificateSigning and CertificateSubjectRestriction, on CertificateSigningRequests. */
+function admitCertificates(ctx: RequestContext, def: ResolvedDefinition, operation: AdmissionOperation, object?: Obj, oldObject?: Obj): void | Promise<void> {
+  if (def.resource !== 'certificatesigningrequests' || object === undefined) return
+  const sub = ctx.info.subresource
+  if (operation === 'CREATE') {
+    if (sub !== '' || !enabled.certificateSubjectRestriction) return
+    const err = checkSubject(subjectName(ctx, object), object)
+    if (err) throw err
+    return
+  }
+  if (operation !== 'UPDATE' || oldObject === undefined || !authz || !ctx.user) return
+  const a = authz
+  const authorize: Authorize = (attrs) => a.authorize(attrs)
+  if (sub === 'approval' && enabled.certificateApproval) return checkApproval(authorize, ctx.user, subjectName(ctx, oldObject), oldObject)
+  if (sub === 'status' && enabled.certificateSigning && signingChanged(object, oldObject)) return checkSigning(authorize, ctx.user, subjectName(ctx, oldObject), oldObject)
 }
 
 /**

@@ -21,15 +21,32 @@ export const UPSTREAM_PLUGINS: readonly string[] = [
  * Node authorizer, as this server does by default, turns it on; this server always applied it).
  */
 export const PLUGINS: ReadonlyArray<{ name: string; byDefault: boolean }> = [
+  { name: 'AlwaysAdmit', byDefault: false },
+  { name: 'NamespaceAutoProvision', byDefault: false },
   { name: 'NamespaceLifecycle', byDefault: true },
+  { name: 'NamespaceExists', byDefault: false },
   { name: 'LimitRanger', byDefault: true },
   { name: 'ServiceAccount', byDefault: true },
   { name: 'NodeRestriction', byDefault: true },
+  { name: 'TaintNodesByCondition', byDefault: true },
+  { name: 'AlwaysPullImages', byDefault: false },
+  { name: 'PodNodeSelector', byDefault: false },
   { name: 'Priority', byDefault: true },
+  { name: 'DefaultTolerationSeconds', byDefault: true },
+  { name: 'PodTolerationRestriction', byDefault: false },
+  { name: 'DefaultStorageClass', byDefault: true },
+  { name: 'StorageObjectInUseProtection', byDefault: true },
+  { name: 'PersistentVolumeClaimResize', byDefault: true },
+  { name: 'RuntimeClass', byDefault: true },
+  { name: 'CertificateApproval', byDefault: true },
+  { name: 'CertificateSigning', byDefault: true },
+  { name: 'CertificateSubjectRestriction', byDefault: true },
+  { name: 'DefaultIngressClass', byDefault: true },
   { name: 'MutatingAdmissionWebhook', byDefault: true },
   { name: 'ValidatingAdmissionPolicy', byDefault: true },
   { name: 'ValidatingAdmissionWebhook', byDefault: true },
   { name: 'ResourceQuota', byDefault: true },
+  { name: 'AlwaysDeny', byDefault: false },
 ]
 
 /** What runs, one flag per plugin: a request asks a property, never a set. */
@@ -43,12 +60,33 @@ export interface EnabledPlugins {
   validatingAdmissionPolicy: boolean
   validatingAdmissionWebhook: boolean
   resourceQuota: boolean
+  taintNodesByCondition: boolean
+  defaultTolerationSeconds: boolean
+  defaultStorageClass: boolean
+  storageObjectInUseProtection: boolean
+  persistentVolumeClaimResize: boolean
+  runtimeClass: boolean
+  certificateApproval: boolean
+  certificateSigning: boolean
+  certificateSubjectRestriction: boolean
+  defaultIngressClass: boolean
+  alwaysAdmit: boolean
+  namespaceAutoProvision: boolean
+  namespaceExists: boolean
+  alwaysPullImages: boolean
+  podNodeSelector: boolean
+  podTolerationRestriction: boolean
+  alwaysDeny: boolean
 }
 
 /** The plugins of this thread (every one on until configured, as without flags but for none off). */
 export const enabled: EnabledPlugins = {
   namespaceLifecycle: true, limitRanger: true, serviceAccount: true, nodeRestriction: true, priority: true,
   mutatingAdmissionWebhook: true, validatingAdmissionPolicy: true, validatingAdmissionWebhook: true, resourceQuota: true,
+  taintNodesByCondition: true, defaultTolerationSeconds: true, defaultStorageClass: true, storageObjectInUseProtection: true,
+  persistentVolumeClaimResize: true, runtimeClass: true, certificateApproval: true, certificateSigning: true,
+  certificateSubjectRestriction: true, defaultIngressClass: true,
+  alwaysAdmit: false, namespaceAutoProvision: false, namespaceExists: false, alwaysPullImages: false, podNodeSelector: false, podTolerationRestriction: false, alwaysDeny: false,
 }
 
 const FIELD: Record<string, keyof EnabledPlugins> = {
@@ -56,6 +94,17 @@ const FIELD: Record<string, keyof EnabledPlugins> = {
   NodeRestriction: 'nodeRestriction', Priority: 'priority', MutatingAdmissionWebhook: 'mutatingAdmissionWebhook',
   ValidatingAdmissionPolicy: 'validatingAdmissionPolicy', ValidatingAdmissionWebhook: 'validatingAdmissionWebhook',
   ResourceQuota: 'resourceQuota',
+  TaintNodesByCondition: 'taintNodesByCondition', DefaultTolerationSeconds: 'defaultTolerationSeconds',
+  DefaultStorageClass: 'defaultStorageClass', StorageObjectInUseProtection: 'storageObjectInUseProtection',
+  PersistentVolumeClaimResize: 'persistentVolumeClaimResize', RuntimeClass: 'runtimeClass', CertificateApproval: 'certificateApproval',
+  CertificateSigning: 'certificateSigning', CertificateSubjectRestriction: 'certificateSubjectRestriction', DefaultIngressClass: 'defaultIngressClass',
+  AlwaysAdmit: 'alwaysAdmit', NamespaceAutoProvision: 'namespaceAutoProvision', NamespaceExists: 'namespaceExists', AlwaysPullImages: 'alwaysPullImages', PodNodeSelector: 'podNodeSelector',
+  PodTolerationRestriction: 'podTolerationRestriction', AlwaysDeny: 'alwaysDeny',
+}
+
+/** The plugins on without flags, in order (as --help names them). */
+export function defaultPluginNames(): string[] {
+  return PLUGINS.filter((p) => p.byDefault).map((p) => p.name)
 }
 
 /** The names the two flags take, sorted as upstream's help lists them. */

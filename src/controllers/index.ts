@@ -12,6 +12,7 @@ import { ResourceQuotaController } from './resource-quota.js'
 import { KubernetesServiceController, type ApiServiceTarget } from './kubernetes-service.js'
 import { TokenCleaner, BootstrapSigner } from './bootstrap-tokens.js'
 import { CrdController } from './crd.js'
+import { PvcProtectionController, PvProtectionController } from './storage-protection.js'
 import type { SigningKey } from '../auth/service-account.js'
 import { enabledControllers } from '../options.js'
 
@@ -57,6 +58,8 @@ export async function startControllers(client: InternalClient, log: Logger, deps
   // Without a CA of our own (serving certificate files given, or no TLS port) there is nothing to publish.
   if (deps.caPem) make('root-ca-certificate-publisher-controller', () => new RootCaPublisher(client, child('root-ca-cert-publisher'), deps.caPem))
   make('disruption-controller', () => new DisruptionController(client, child('disruption')))
+  make('pvc-protection-controller', () => new PvcProtectionController(client, child('pvc-protection')))
+  make('pv-protection-controller', () => new PvProtectionController(client, child('pv-protection')))
   make('token-cleaner-controller', () => new TokenCleaner(client, child('tokencleaner')))
   make('bootstrap-signer-controller', () => new BootstrapSigner(client, child('bootstrapsigner')))
   const gc = make('garbage-collector-controller', () => new GarbageCollector(client, child('garbage-collector')), false)

@@ -427,7 +427,7 @@ function toStorageVersion(def: ResolvedDefinition, o: Obj): void {
   if (c !== undefined && c.storageVersion !== def.version && c.storageVersion !== '') o.apiVersion = `${def.group}/${c.storageVersion}`
 }
 
-export type UpdateTarget = 'main' | 'status' | 'finalize' | 'binding' | 'ephemeralcontainers'
+export type UpdateTarget = 'main' | 'status' | 'finalize' | 'binding' | 'ephemeralcontainers' | 'approval'
 
 /** Update: carry over what the client may not change, then validate; generation follows spec changes. */
 export function admitUpdate(ctx: RequestContext, def: ResolvedDefinition, o: Obj, old: Obj, target: UpdateTarget): void | Promise<void> {
@@ -524,6 +524,18 @@ function finishUpdate(ctx: RequestContext, def: ResolvedDefinition, o: Obj, old:
     o.spec = { ...(o.spec ?? {}) }
     if (added === undefined || added === null) delete o.spec.ephemeralContainers
     else o.spec.ephemeralContainers = added
+  } else if (target === 'approval') {
+    // certificatesigningrequests/approval changes status.conditions only (upstream's approval strategy); metadata is the
+    // stored one but for managedFields, as for status.
+    const conditions = o.status?.conditions
+    const managed = m.managedFields
+    for (const k of Object.keys(o)) delete o[k]
+    Object.assign(o, structuredClone(old))
+    o.metadata = { ...o.metadata, resourceVersion: m.resourceVersion }
+    if (managed !== undefined) o.metadata.managedFields = managed
+    o.status = { ...(o.status ?? {}) }
+    if (conditions === undefined || conditions === null) delete o.status.conditions
+    else o.status.conditions = conditions
   } else if (target === 'status') {
     // The status sub-resource changes status only: metadata is the stored one but for managedFields, which an apply
     // has already set for this write (upstream's ResetObjectMetaForStatus keeps them too); an Update is tracked later.
@@ -559,6 +571,8 @@ function finishUpdate(ctx: RequestContext, def: ResolvedDefinition, o: Obj, old:
     if (ctx.conversion !== undefined && ctx.conversion.sharedStorage!.validateUpdate !== undefined) errs.push(...ctx.conversion.sharedStorage!.validateUpdate(o, decodedView(def, old)))
   } else if (target === 'status' && def.status?.validateUpdate) {
     errs.push(...def.status.validateUpdate(o, old))
+  } else if (target === 'approval' && def.approval?.validateUpdate) {
+    errs.push(...def.approval.validateUpdate(o, old))
   } else if (target === 'ephemeralcontainers' && def.ephemeralContainers?.validateUpdate) {
     errs.push(...def.ephemeralContainers.validateUpdate(o, old))
   }

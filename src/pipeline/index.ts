@@ -230,7 +230,8 @@ function routeSubresource(ctx: RequestContext, def: ResolvedDefinition): Respons
   const sub = i.subresource as 'status' | 'scale'
   const isNamespaceFinalize = def.group === '' && def.resource === 'namespaces' && i.subresource === 'finalize'
   const isEphemeral = def.ephemeralContainers !== undefined && i.subresource === 'ephemeralcontainers'
-  if (!def.subresources?.includes(sub) && !isNamespaceFinalize && !isEphemeral) {
+  const isApproval = def.approval !== undefined && i.subresource === 'approval'
+  if (!def.subresources?.includes(sub) && !isNamespaceFinalize && !isEphemeral && !isApproval) {
     // upstream's CRD handler: a sub-resource the version does not have is the object's NotFound.
     if (def.custom !== undefined) throw notFound({ group: def.group, resource: def.resource }, i.name)
     throw resourceNotFound()
@@ -247,6 +248,9 @@ function routeSubresource(ctx: RequestContext, def: ResolvedDefinition): Respons
     case 'ephemeralcontainers get': return get(ctx, def)
     case 'ephemeralcontainers update': return update(ctx, def, 'ephemeralcontainers')
     case 'ephemeralcontainers patch': return patch(ctx, def, 'ephemeralcontainers')
+    case 'approval get': return get(ctx, def)
+    case 'approval update': return update(ctx, def, 'approval')
+    case 'approval patch': return patch(ctx, def, 'approval')
     default: throw methodNotAllowed()
   }
 }

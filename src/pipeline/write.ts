@@ -1,8 +1,8 @@
 // The write path of the storage stage: create and update (guaranteedUpdate with managedFields); deletes are in delete.ts.
-import { alreadyExists, badRequest, conflict, forbidden, internal, invalid, methodNotAllowed, notFound, fieldInvalid } from '../machinery/errors.js'
+import { ApiError, alreadyExists, badRequest, conflict, forbidden, internal, invalid, methodNotAllowed, notFound, fieldInvalid } from '../machinery/errors.js'
 import { objectKey, recordAttrs, recordObject, recordRv, RV_MARKER } from '../machinery/storage-format.js'
 import { treeOf, type Obj, type ResolvedDefinition } from '../registry/define.js'
-import type { RequestContext, Response } from './context.js'
+import { RequestContext, type Response } from './context.js'
 import { admissionLookups, admitPlugins } from '../admission/chain.js'
 import { enabled as admissionPlugins } from '../admission/plugins.js'
 import { admitCreate, admitUpdate, attrsOf, decodeObject, requireResourceVersion, rfc3339, toStoredJson, canonical, type UpdateTarget } from './admission.js'
@@ -64,6 +64,28 @@ export function checkNamespace(def: ResolvedDefinition, ns: string, name: string
   }
 }
 
+/** The server's own identity (start.ts's loopback user): upstream's plugin makes the namespace with its loopback client. */
+const LOOPBACK_USER = { username: 'system:apiserver', uid: 'system:apiserver', groups: ['system:masters'] }
+
+/** NamespaceAutoProvision: creates the request's namespace (one made meanwhile is fine); a failure refuses the write. */
+async function provisionNamespace(ctx: RequestContext, def: ResolvedDefinition, name: string): Promise<void> {
+  const ns = ctx.info.namespace
+  const nsDef = registry.byGroupResource('', 'namespaces')!
+  const info = {
+    isResourceRequest: true, path: '/api/v1/namespaces', verb: 'create', apiPrefix: 'api' as const, group: '', version: 'v1',
+    namespace: '', resource: 'namespaces', subresource: '', name: '', parts: ['namespaces'],
+  }
+  const sub = new RequestContext('POST', info.path, new URLSearchParams(), { 'content-type': 'application/json', 'user-agent': 'orch-apiserver' }, info, ctx.log)
+  sub.user = LOOPBACK_USER
+  sub.body = Buffer.from(JSON.stringify({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } }))
+  try {
+    await create(sub, nsDef)
+  } catch (err) {
+    if (err instanceof ApiError && err.code === 409) return
+    throw forbidden(gr(def), name, err instanceof Error ? err.message : String(err))
+  }
+}
+
 /**
  * `tracked`: the body's managedFields are already computed (server-side apply creating the object); `stored`: the body
  * is in the stored shape already (such an apply through a type served over another's storage).
@@ -74,6 +96,9 @@ export async function create(ctx: RequestContext, def: ResolvedDefinition, opts:
   const dry = isDryRun(ctx)
   const now = Date.now()
   const generated = !body.metadata.name && !!body.metadata.generateName
+  // NamespaceAutoProvision (before NamespaceLifecycle, as upstream orders them): the missing namespace is made, but
+  // not for a dry run.
+  if (admissionPlugins.namespaceAutoProvision && !dry && def.scope === 'Namespaced' && namespaceState(ctx.info.namespace) === 'missing') await provisionNamespace(ctx, def, String((generated ? body.metadata.generateName : body.metadata.name) ?? ''))
   // As upstream's NamespaceLifecycle admission: before validation, and before a generated name exists.
   if (admissionPlugins.namespaceLifecycle) checkNamespace(def, ctx.info.namespace, String((generated ? body.metadata.generateName : body.metadata.name) ?? ''))
   // What admission must wait for (a pod's default ServiceAccount about to be made): nothing, mostly.
@@ -157,6 +182,7 @@ export function managerOf(ctx: RequestContext): string {
 
 const RESET_SPEC = FieldSet.of(makePath('spec'))
 const RESET_STATUS = FieldSet.of(makePath('status'))
+const RESET_APPROVAL = FieldSet.of(makePath('spec'), makePath('status', 'certificate'))
 
 /**
  * Fields reset by an endpoint: the main resource never owns status, the status endpoint never owns spec (sets built
@@ -164,6 +190,8 @@ const RESET_STATUS = FieldSet.of(makePath('status'))
  */
 export function resetFields(def: ResolvedDefinition, target: UpdateTarget | 'scale'): FieldSet | undefined {
   if (!def.subresources?.includes('status')) return undefined
+  // certificatesigningrequests/approval owns status.conditions only (upstream's approval strategy reset fields).
+  if (target === 'approval') return RESET_APPROVAL
   if (target !== 'status') return RESET_STATUS
   const extra = def.status?.resetPaths
   if (extra === undefined) return RESET_SPEC

@@ -82,6 +82,8 @@ export interface ResourceDefinition {
   status?: SubresourceStrategy
   /** Pods only: the checks of an update through pods/ephemeralcontainers (which changes spec.ephemeralContainers only). */
   ephemeralContainers?: SubresourceStrategy
+  /** CertificateSigningRequests only: the checks of an update through their approval sub-resource (status.conditions only). */
+  approval?: SubresourceStrategy
   table?: TableColumn[]
   /** Field selector name → value extractor. metadata.name and metadata.namespace are always there. */
   fieldSelectors?: Record<string, (o: Obj) => string>

@@ -20,6 +20,7 @@ import { Store } from '../pipeline/store.js'
 import { AuthzClient } from '../../actors/authz/client.js'
 import { configureAdmissionChain } from '../admission/chain.js'
 import { configureAdmissionPlugins } from '../admission/plugins.js'
+import { configureDefaultTolerations } from '../admission/tolerations.js'
 import { writeStatusDirect } from '../pipeline/write.js'
 import { configureReviews } from '../pipeline/reviews.js'
 import { parseSigningKeyPem, parseVerificationKeysPem } from '../auth/service-account.js'
@@ -99,6 +100,7 @@ export function setupPipeline(data: ThreadData, log: Logger, router: (p: Pipelin
   })
   configureReviews(store, { key: signing, issuer: sa.issuers[0], apiAudiences: sa.apiAudiences, maxExpirationSeconds: sa.maxExpirationSeconds, extendExpiration: true }, data.options.upstreamAliases)
   configureAdmissionPlugins(data.options.enableAdmissionPlugins, data.options.disableAdmissionPlugins)
+  configureDefaultTolerations(data.options.defaultNotReadyTolerationSeconds, data.options.defaultUnreachableTolerationSeconds)
   configureAdmissionChain(store, authz, registry, writeStatusDirect)
   configureFlowControl({ seats: data.seats, rejected: data.rejected, maxReadonly: data.options.maxRequestsInflight, maxMutating: data.options.maxMutatingRequestsInflight, apf: data.options.enablePriorityAndFairness, port: (data as Partial<FrontendData>).flowPort, store, watchCounts })
   configureAuthorization(authz)

@@ -44,6 +44,19 @@ t.test('--help names every plugin the flags take', async (t) => {
   }
 })
 
+t.test('--help names the plugins on by default and the toleration-seconds flags', async (t) => {
+  const r = await runMain(['--help'])
+  t.equal(r.code, 0)
+  t.match(r.out, 'in addition to those on by default (NamespaceLifecycle, LimitRanger, ServiceAccount, NodeRestriction, TaintNodesByCondition, Priority, DefaultTolerationSeconds, DefaultStorageClass, StorageObjectInUseProtection, PersistentVolumeClaimResize, RuntimeClass, CertificateApproval, CertificateSigning, CertificateSubjectRestriction, DefaultIngressClass, ValidatingAdmissionPolicy, ResourceQuota)')
+  t.match(r.out, /--default-not-ready-toleration-seconds int\n/)
+  t.match(r.out, /--default-unreachable-toleration-seconds int\n/)
+  const bad = await runMain(['--default-not-ready-toleration-seconds', 'soon'])
+  t.equal(bad.code, 2)
+  t.match(bad.out, 'default-not-ready-toleration-seconds')
+  const missing = await runMain(['--enable-admission-plugins=ImagePolicyWebhook'])
+  t.equal(missing.out, 'orch-apiserver: enable-admission-plugins plugin "ImagePolicyWebhook" is not implemented by this server\n')
+})
+
 t.test('--disable-admission-plugins=ServiceAccount,NamespaceLifecycle,Priority: pods as given, content in missing namespaces', async (t) => {
   // A plugin upstream has and this server does not may be named among those turned off (it is off anyway).
   const s = await startServer({ args: ['--disable-admission-plugins=ServiceAccount,NamespaceLifecycle,Priority,PodSecurity', '--enable-admission-plugins', 'ResourceQuota'] })

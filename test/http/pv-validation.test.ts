@@ -67,6 +67,9 @@ t.test('a claim is immutable after creation but for volumeName (once) and a boun
   t.equal(r.status, 200, r.text)
   r = await s.request('PATCH', `${PVC}/claim/status`, { status: { phase: 'Bound', capacity: { storage: '1Gi' } } }, MERGE)
   t.equal(r.status, 200, r.text)
+  // PersistentVolumeClaimResize (on by default) lets a claim grow only when its class allows volume expansion.
+  r = await s.request('POST', '/apis/storage.orch.io/v1/storageclasses', { apiVersion: 'storage.orch.io/v1', kind: 'StorageClass', metadata: { name: 'standard' }, provisioner: 'example.com/p', allowVolumeExpansion: true })
+  t.equal(r.status, 201, r.text)
   r = await s.request('PATCH', `${PVC}/claim`, { spec: { resources: { requests: { storage: '5Gi' } } } }, MERGE)
   t.equal(r.status, 200, `a bound claim grows: ${r.text}`)
   r = await s.request('PATCH', `${PVC}/claim`, { spec: { resources: { requests: { storage: '1Gi' } } } }, MERGE)

@@ -101,7 +101,8 @@ const cases: Case[] = [
     name: 'Node', path: '/api/v1/nodes',
     body: { apiVersion: 'v1', kind: 'Node', metadata: { name: 'node-zero' } },
     expect: {
-      spec: {},
+      // The spec the body left out is there, with the taint TaintNodesByCondition (on by default) adds at creation.
+      spec: { taints: [{ key: 'node.orch.io/not-ready', effect: 'NoSchedule' }] },
       status: {
         daemonEndpoints: { kubeletEndpoint: { Port: 0 } },
         nodeInfo: { machineID: '', systemUUID: '', bootID: '', kernelVersion: '', osImage: '', containerRuntimeVersion: '', kubeletVersion: '', kubeProxyVersion: '', operatingSystem: '', architecture: '' },

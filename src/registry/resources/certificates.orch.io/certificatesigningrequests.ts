@@ -1,5 +1,6 @@
 // CertificateSigningRequest (certificates.orch.io/v1, cluster-scoped).
-// The requesting user's identity (spec.username, uid, groups, extra) and the approval sub-resource are filled elsewhere.
+// The requesting user's identity (spec.username, uid, groups, extra) is the creator's; the approval sub-resource
+// (status.conditions only) is served by the generic update (pipeline/admission.ts).
 import { defineResource, ALL_VERBS, statusSplit } from '../../define.js'
 import type { Obj } from '../../define.js'
 import { ageColumn, humanDuration, nameColumn } from '../_printers.js'
@@ -19,6 +20,7 @@ export default defineResource({
   verbs: ALL_VERBS,
   shortNames: ['csr'],
   subresources: ['status'],
+  virtualSubresources: [{ name: 'approval', group: 'certificates.orch.io', version: 'v1', kind: 'CertificateSigningRequest', verbs: ['get', 'patch', 'update'] }],
   schemaRef: 'io.orch.api.certificates.v1.CertificateSigningRequest',
   // value structs upstream; spec.signerName has no omitempty.
   zeroValues: { spec: { signerName: '' }, status: {} },
@@ -37,6 +39,7 @@ export default defineResource({
     },
   },
   status: statusSplit.status,
+  approval: {},
   table: [
     nameColumn(),
     ageColumn(),

@@ -1,0 +1,150 @@
+// Black-box: CertificateApproval, CertificateSigning and CertificateSubjectRestriction (on by default), the
+// certificatesigningrequests/approval sub-resource they guard, and --disable-admission-plugins.
+import t from 'tap'
+import { createSign, generateKeyPairSync } from 'node:crypto'
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { startServer, type TestServer } from '../helpers/server.js'
+
+type Obj = Record<string, any>
+const CSRS = '/apis/certificates.orch.io/v1/certificatesigningrequests'
+const RBAC = '/apis/rbac.authorization.orch.io/v1'
+
+// ---- a real PKCS#10 request, DER-encoded by hand ----
+function der(tag: number, body: Buffer): Buffer {
+  const n = body.length
+  const len = n < 128 ? Buffer.from([n]) : n < 256 ? Buffer.from([0x81, n]) : Buffer.from([0x82, n >> 8, n & 0xff])
+  return Buffer.concat([Buffer.from([tag]), len, body])
+}
+const seq = (...parts: Buffer[]) => der(0x30, Buffer.concat(parts))
+const set = (...parts: Buffer[]) => der(0x31, Buffer.concat(parts))
+const utf8 = (s: string) => der(0x0c, Buffer.from(s, 'utf8'))
+const O = Buffer.from([0x06, 0x03, 0x55, 0x04, 0x0a])
+const CN = Buffer.from([0x06, 0x03, 0x55, 0x04, 0x03])
+const ECDSA_SHA256 = seq(Buffer.from([0x06, 0x08, 0x2a, 0x86, 0x48, 0xce, 0x3d, 0x04, 0x03, 0x02]))
+
+/** A signed CSR for CN=`cn` and the organizations `orgs`, as spec.request wants it (PEM, base64). */
+function csrRequest(cn: string, orgs: string[]): string {
+  const { publicKey, privateKey } = generateKeyPairSync('ec', { namedCurve: 'prime256v1' })
+  const subject = seq(...orgs.map((o) => set(seq(O, utf8(o)))), set(seq(CN, utf8(cn))))
+  const info = seq(der(0x02, Buffer.from([0])), subject, publicKey.export({ type: 'spki', format: 'der' }), der(0xa0, Buffer.alloc(0)))
+  const sig = createSign('sha256').update(info).sign(privateKey)
+  const csr = seq(info, ECDSA_SHA256, der(0x03, Buffer.concat([Buffer.from([0]), sig])))
+  const pem = `-----BEGIN CERTIFICATE REQUEST-----\n${csr.toString('base64').replace(/(.{64})/g, '$1\n')}\n-----END CERTIFICATE REQUEST-----\n`
+  return Buffer.from(pem).toString('base64')
+}
+
+const csr = (name: string, signerName: string, request = csrRequest(name, [])) => ({
+  apiVersion: 'certificates.orch.io/v1', kind: 'CertificateSigningRequest', metadata: { name },
+  spec: { request, signerName, usages: ['client auth'] },
+})
+const APPROVED = [{ type: 'Approved', status: 'True', reason: 'OK', message: 'fine' }]
+
+async function setup(t: any, args: string[] = []): Promise<TestServer> {
+  const dir = mkdtempSync(join(tmpdir(), 'orch-csr-'))
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }))
+  const tokens = join(dir, 'tokens.csv')
+  writeFileSync(tokens, 'alice-token,alice,u-alice\nbob-token,bob,u-bob\n')
+  const s = await startServer({ args: ['--token-auth-file', tokens, ...args] })
+  t.teardown(() => s.stop())
+  const role = (name: string, rules: Obj[]) => s.request('POST', `${RBAC}/clusterroles`, { apiVersion: 'rbac.authorization.orch.io/v1', kind: 'ClusterRole', metadata: { name }, rules })
+  const bind = (name: string, user: string) => s.request('POST', `${RBAC}/clusterrolebindings`, {
+    apiVersion: 'rbac.authorization.orch.io/v1', kind: 'ClusterRoleBinding', metadata: { name },
+    roleRef: { apiGroup: 'rbac.authorization.orch.io', kind: 'ClusterRole', name }, subjects: [{ kind: 'User', apiGroup: 'rbac.authorization.orch.io', name: user }],
+  })
+  const G = 'certificates.orch.io'
+  t.equal((await role('approver', [
+    { apiGroups: [G], resources: ['certificatesigningrequests'], verbs: ['get'] },
+    { apiGroups: [G], resources: ['certificatesigningrequests/approval'], verbs: ['update', 'patch'] },
+    { apiGroups: [G], resources: ['signers'], verbs: ['approve'], resourceNames: ['example.com/allowed', 'wild.example.com/*'] },
+  ])).status, 201)
+  t.equal((await bind('approver', 'alice')).status, 201)
+  t.equal((await role('signer', [
+    { apiGroups: [G], resources: ['certificatesigningrequests'], verbs: ['get'] },
+    { apiGroups: [G], resources: ['certificatesigningrequests/status'], verbs: ['update', 'patch'] },
+    { apiGroups: [G], resources: ['signers'], verbs: ['sign'], resourceNames: ['example.com/allowed'] },
+  ])).status, 201)
+  t.equal((await bind('signer', 'bob')).status, 201)
+  for (const [name, signer] of [['allowed', 'example.com/allowed'], ['denied', 'example.com/denied'], ['wild', 'wild.example.com/anything']]) {
+    const r = await s.request('POST', CSRS, csr(name, signer))
+    t.equal(r.status, 201, r.text)
+  }
+  return s
+}
+
+async function approve(s: TestServer, token: string, name: string, extra: Obj = {}) {
+  const cur = (await s.request('GET', `${CSRS}/${name}`)).json
+  return s.requestAs(token, 'PUT', `${CSRS}/${name}/approval`, { ...cur, ...extra, status: { ...cur.status, conditions: APPROVED } })
+}
+async function sign(s: TestServer, token: string, name: string) {
+  const cur = (await s.request('GET', `${CSRS}/${name}`)).json
+  return s.requestAs(token, 'PUT', `${CSRS}/${name}/status`, { ...cur, status: { ...cur.status, certificate: Buffer.from('issued').toString('base64') } })
+}
+
+t.test('CertificateApproval and the approval sub-resource', async (t) => {
+  const s = await setup(t)
+  let r = await approve(s, 'alice-token', 'allowed', { spec: { request: 'Zm9v', signerName: 'example.com/other', usages: ['server auth'] } })
+  t.equal(r.status, 200, r.text)
+  t.equal(r.json.status.conditions[0].type, 'Approved')
+  t.equal(r.json.spec.signerName, 'example.com/allowed', 'the approval changes the conditions only')
+  t.same(r.json.spec.usages, ['client auth'])
+  r = await approve(s, 'alice-token', 'wild')
+  t.equal(r.status, 200, `the signer's domain with /*: ${r.text}`)
+  r = await approve(s, 'alice-token', 'denied')
+  t.equal(r.status, 403, r.text)
+  t.equal(r.json.message, 'certificatesigningrequests.certificates.orch.io "denied" is forbidden: user not permitted to approve requests with signerName "example.com/denied"')
+  r = await s.requestAs('alice-token', 'PATCH', `${CSRS}/denied/approval?dryRun=All`, { status: { conditions: APPROVED } }, { 'content-type': 'application/merge-patch+json' })
+  t.equal(r.status, 403, 'a dry run is refused alike')
+  t.notOk((await s.request('GET', `${CSRS}/denied`)).json.status.conditions, 'nothing stored')
+  r = await s.request('GET', `${CSRS}/allowed/approval`)
+  t.equal(r.status, 200, 'approval: get')
+  // The admin (system:masters) may approve anything.
+  r = await approve(s, s.adminToken, 'denied')
+  t.equal(r.status, 200, r.text)
+  const disc = await s.request('GET', '/apis/certificates.orch.io/v1')
+  t.ok(disc.json.resources.some((x: Obj) => x.name === 'certificatesigningrequests/approval'), 'in discovery')
+})
+
+t.test('CertificateSigning', async (t) => {
+  const s = await setup(t)
+  let r = await sign(s, 'bob-token', 'allowed')
+  t.equal(r.status, 200, r.text)
+  t.ok(r.json.status.certificate)
+  r = await sign(s, 'bob-token', 'denied')
+  t.equal(r.status, 403, r.text)
+  t.equal(r.json.message, 'certificatesigningrequests.certificates.orch.io "denied" is forbidden: user not permitted to sign requests with signerName "example.com/denied"')
+  // A status write that changes neither the certificate nor the conditions needs no signer permission.
+  const cur = (await s.request('GET', `${CSRS}/denied`)).json
+  r = await s.requestAs('bob-token', 'PUT', `${CSRS}/denied/status`, cur)
+  t.equal(r.status, 200, r.text)
+})
+
+t.test('CertificateSubjectRestriction', async (t) => {
+  const s = await startServer()
+  t.teardown(() => s.stop())
+  const signer = 'orch.io/kube-apiserver-client'
+  let r = await s.request('POST', CSRS, csr('masters', signer, csrRequest('root', ['dev', 'system:masters'])))
+  t.equal(r.status, 403, r.text)
+  t.equal(r.json.message, 'certificatesigningrequests.certificates.orch.io "masters" is forbidden: use of orch.io/kube-apiserver-client signer with system:masters group is not allowed')
+  r = await s.request('POST', `${CSRS}?dryRun=All`, csr('masters', signer, csrRequest('root', ['system:masters'])))
+  t.equal(r.status, 403, 'dry run alike')
+  r = await s.request('POST', CSRS, csr('dev', signer, csrRequest('jane', ['dev'])))
+  t.equal(r.status, 201, r.text)
+  // Another signer may carry the group.
+  r = await s.request('POST', CSRS, csr('other-signer', 'example.com/x', csrRequest('root', ['system:masters'])))
+  t.equal(r.status, 201, r.text)
+  r = await s.request('POST', CSRS, csr('junk', signer, Buffer.from('-----BEGIN PUBLIC KEY-----\nAAAA\n-----END PUBLIC KEY-----\n').toString('base64')))
+  t.equal(r.status, 403, r.text)
+  t.equal(r.json.message, 'certificatesigningrequests.certificates.orch.io "junk" is forbidden: failed to parse CSR: PEM block type must be CERTIFICATE REQUEST')
+})
+
+t.test('--disable-admission-plugins=CertificateApproval,CertificateSigning,CertificateSubjectRestriction', async (t) => {
+  const s = await setup(t, ['--disable-admission-plugins=CertificateApproval,CertificateSigning,CertificateSubjectRestriction'])
+  let r = await approve(s, 'alice-token', 'denied')
+  t.equal(r.status, 200, r.text)
+  r = await sign(s, 'bob-token', 'denied')
+  t.equal(r.status, 200, r.text)
+  r = await s.request('POST', CSRS, csr('masters', 'orch.io/kube-apiserver-client', csrRequest('root', ['system:masters'])))
+  t.equal(r.status, 201, r.text)
+})
