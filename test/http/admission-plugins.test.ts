@@ -47,7 +47,7 @@ t.test('--help names every plugin the flags take', async (t) => {
 t.test('--help names the plugins on by default and the toleration-seconds flags', async (t) => {
   const r = await runMain(['--help'])
   t.equal(r.code, 0)
-  t.match(r.out, 'in addition to those on by default (NamespaceLifecycle, LimitRanger, ServiceAccount, NodeRestriction, TaintNodesByCondition, Priority, DefaultTolerationSeconds, DefaultStorageClass, StorageObjectInUseProtection, PersistentVolumeClaimResize, RuntimeClass, CertificateApproval, CertificateSigning, CertificateSubjectRestriction, DefaultIngressClass, ValidatingAdmissionPolicy, ResourceQuota)')
+  t.match(r.out, 'in addition to those on by default (NamespaceLifecycle, LimitRanger, ServiceAccount, NodeRestriction, TaintNodesByCondition, Priority, DefaultTolerationSeconds, DefaultStorageClass, StorageObjectInUseProtection, PersistentVolumeClaimResize, RuntimeClass, CertificateApproval, CertificateSigning, CertificateSubjectRestriction, DefaultIngressClass, MutatingAdmissionWebhook, ValidatingAdmissionPolicy, ValidatingAdmissionWebhook, ResourceQuota)')
   t.match(r.out, /--default-not-ready-toleration-seconds int\n/)
   t.match(r.out, /--default-unreachable-toleration-seconds int\n/)
   const bad = await runMain(['--default-not-ready-toleration-seconds', 'soon'])
