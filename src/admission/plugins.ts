@@ -25,6 +25,7 @@ export const PLUGINS: ReadonlyArray<{ name: string; byDefault: boolean }> = [
   { name: 'LimitRanger', byDefault: true },
   { name: 'ServiceAccount', byDefault: true },
   { name: 'NodeRestriction', byDefault: true },
+  { name: 'PodSecurity', byDefault: true },
   { name: 'Priority', byDefault: true },
   { name: 'MutatingAdmissionWebhook', byDefault: true },
   { name: 'ValidatingAdmissionPolicy', byDefault: true },
@@ -38,6 +39,7 @@ export interface EnabledPlugins {
   limitRanger: boolean
   serviceAccount: boolean
   nodeRestriction: boolean
+  podSecurity: boolean
   priority: boolean
   mutatingAdmissionWebhook: boolean
   validatingAdmissionPolicy: boolean
@@ -47,13 +49,13 @@ export interface EnabledPlugins {
 
 /** The plugins of this thread (every one on until configured, as without flags but for none off). */
 export const enabled: EnabledPlugins = {
-  namespaceLifecycle: true, limitRanger: true, serviceAccount: true, nodeRestriction: true, priority: true,
+  namespaceLifecycle: true, limitRanger: true, serviceAccount: true, nodeRestriction: true, priority: true, podSecurity: true,
   mutatingAdmissionWebhook: true, validatingAdmissionPolicy: true, validatingAdmissionWebhook: true, resourceQuota: true,
 }
 
 const FIELD: Record<string, keyof EnabledPlugins> = {
   NamespaceLifecycle: 'namespaceLifecycle', LimitRanger: 'limitRanger', ServiceAccount: 'serviceAccount',
-  NodeRestriction: 'nodeRestriction', Priority: 'priority', MutatingAdmissionWebhook: 'mutatingAdmissionWebhook',
+  NodeRestriction: 'nodeRestriction', PodSecurity: 'podSecurity', Priority: 'priority', MutatingAdmissionWebhook: 'mutatingAdmissionWebhook',
   ValidatingAdmissionPolicy: 'validatingAdmissionPolicy', ValidatingAdmissionWebhook: 'validatingAdmissionWebhook',
   ResourceQuota: 'resourceQuota',
 }
