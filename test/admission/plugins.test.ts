@@ -2,11 +2,11 @@ import t from 'tap'
 import { admissionPluginErrors, configureAdmissionPlugins, enabled, enabledPluginNames, registeredPluginNames } from '../../src/admission/plugins.js'
 
 t.test('the plugins that run: defaults, less those turned off', async (t) => {
-  const all = ['NamespaceLifecycle', 'LimitRanger', 'ServiceAccount', 'NodeRestriction', 'Priority', 'MutatingAdmissionWebhook', 'ValidatingAdmissionPolicy', 'ValidatingAdmissionWebhook', 'ResourceQuota']
+  const all = ['NamespaceLifecycle', 'LimitRanger', 'ServiceAccount', 'NodeRestriction', 'PodSecurity', 'Priority', 'MutatingAdmissionWebhook', 'ValidatingAdmissionPolicy', 'ValidatingAdmissionWebhook', 'ResourceQuota']
   t.same(enabledPluginNames([], []), all)
   t.same(enabledPluginNames(['ServiceAccount'], ['LimitRanger', 'AlwaysPullImages']), all.filter((n) => n !== 'LimitRanger'))
   configureAdmissionPlugins([], ['ServiceAccount', 'ResourceQuota'])
-  t.same({ ...enabled }, { namespaceLifecycle: true, limitRanger: true, serviceAccount: false, nodeRestriction: true, priority: true, mutatingAdmissionWebhook: true, validatingAdmissionPolicy: true, validatingAdmissionWebhook: true, resourceQuota: false })
+  t.same({ ...enabled }, { namespaceLifecycle: true, limitRanger: true, serviceAccount: false, nodeRestriction: true, podSecurity: true, priority: true, mutatingAdmissionWebhook: true, validatingAdmissionPolicy: true, validatingAdmissionWebhook: true, resourceQuota: false })
   configureAdmissionPlugins()
   t.equal(enabled.serviceAccount, true)
 })
