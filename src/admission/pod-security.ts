@@ -119,7 +119,11 @@ function sc(o: Obj): Obj | undefined { return isObj(o.securityContext) ? o.secur
 function named(cs: Obj[]): string { return `${plural('container', 'containers', cs.length)} ${joinQuote(cs.map((c) => str(c.name)))}` }
 function containersPhrase(names: string[]): string { return `${plural('container', 'containers', names.length)} ${joinQuote(names)}` }
 
-interface Check { id: string; level: Level; minVersion: number; maxVersion?: number; run: (meta: Meta, spec: Spec) => Violation | undefined }
+/** `overrides`: the baseline check this restricted one replaces at restricted, in the versions it applies to. */
+interface Check { id: string; level: Level; minVersion: number; maxVersion?: number; overrides?: string; run: (meta: Meta, spec: Spec, minor: number) => Violation | undefined }
+
+/** From v1.25 some restricted checks let Windows pods (spec.os.name) through: the fields are refused for them anyway. */
+function windowsFrom25(spec: Spec, minor: number): boolean { return minor >= 25 && isObj(spec.os) && spec.os.name === 'windows' }
 
 const BASELINE_CAPS = new Set(['AUDIT_WRITE', 'CHOWN', 'DAC_OVERRIDE', 'FOWNER', 'FSETID', 'KILL', 'MKNOD', 'NET_BIND_SERVICE', 'SETFCAP', 'SETGID', 'SETPCAP', 'SETUID', 'SYS_CHROOT'])
 const SELINUX_TYPES = new Set(['', 'container_t', 'container_init_t', 'container_kvm_t'])
@@ -258,11 +262,13 @@ const CHECKS: Check[] = [
     const { setters } = badSetters(spec, (s) => isObj(s.windowsOptions) && s.windowsOptions.hostProcess === true)
     return setters.length === 0 ? undefined : { reason: 'hostProcess', detail: `${setters.join(' and ')} must not set securityContext.windowsOptions.hostProcess=true` }
   } },
-  { id: 'allowPrivilegeEscalation', level: RESTRICTED, minVersion: 8, run: (_m, spec) => {
+  { id: 'allowPrivilegeEscalation', level: RESTRICTED, minVersion: 8, run: (_m, spec, minor) => {
+    if (windowsFrom25(spec, minor)) return undefined
     const bad = containers(spec).filter((c) => sc(c)?.allowPrivilegeEscalation !== false)
     return bad.length === 0 ? undefined : { reason: 'allowPrivilegeEscalation != false', detail: `${named(bad)} must set securityContext.allowPrivilegeEscalation=false` }
   } },
-  { id: 'capabilities_restricted', level: RESTRICTED, minVersion: 22, run: (_m, spec) => {
+  { id: 'capabilities_restricted', level: RESTRICTED, minVersion: 22, overrides: 'capabilities_baseline', run: (_m, spec, minor) => {
+    if (windowsFrom25(spec, minor)) return undefined
     const missingDrop: string[] = []
     const adding: string[] = []
     const caps = new Set<string>()
@@ -279,7 +285,7 @@ const CHECKS: Check[] = [
     if (adding.length > 0) details.push(`${containersPhrase(adding)} must not include ${joinQuote(sortedSet(caps))} in securityContext.capabilities.add`)
     return details.length === 0 ? undefined : { reason: 'unrestricted capabilities', detail: details.join('; ') }
   } },
-  { id: 'restrictedVolumes', level: RESTRICTED, minVersion: 0, run: (_m, spec) => {
+  { id: 'restrictedVolumes', level: RESTRICTED, minVersion: 0, overrides: 'hostPathVolumes', run: (_m, spec) => {
     const bad: string[] = []
     const types = new Set<string>()
     for (const v of volumes(spec)) {
@@ -311,7 +317,8 @@ const CHECKS: Check[] = [
     const { setters } = badSetters(spec, (s) => s.runAsUser === 0)
     return setters.length === 0 ? undefined : { reason: 'runAsUser=0', detail: `${setters.join(' and ')} must not set runAsUser=0` }
   } },
-  { id: 'seccompProfile_restricted', level: RESTRICTED, minVersion: 19, run: (_m, spec) => {
+  { id: 'seccompProfile_restricted', level: RESTRICTED, minVersion: 19, overrides: 'seccompProfile_baseline', run: (_m, spec, minor) => {
+    if (windowsFrom25(spec, minor)) return undefined
     const setters: string[] = []
     const values = new Set<string>()
     let podSet = false
@@ -330,8 +337,9 @@ const CHECKS: Check[] = [
   } },
 ]
 
-/** Baseline checks that a restricted check replaces at restricted. */
-const OVERRIDDEN_AT_RESTRICTED = new Set(['hostPathVolumes'])
+function applies(c: Check, minor: number): boolean {
+  return minor >= c.minVersion && (c.maxVersion === undefined || minor <= c.maxVersion)
+}
 
 /** The violations of a pod's metadata and spec at a level and version, in upstream's order (none at privileged). */
 export function evaluatePod(lv: LevelVersion, meta: Meta | undefined, spec: Spec): Violation[] {
@@ -339,9 +347,9 @@ export function evaluatePod(lv: LevelVersion, meta: Meta | undefined, spec: Spec
   const out: Violation[] = []
   const m = meta ?? {}
   for (const c of CHECKS) {
-    if (c.level > lv.level || lv.minor < c.minVersion || (c.maxVersion !== undefined && lv.minor > c.maxVersion)) continue
-    if (lv.level === RESTRICTED && OVERRIDDEN_AT_RESTRICTED.has(c.id)) continue
-    const v = c.run(m, spec)
+    if (c.level > lv.level || !applies(c, lv.minor)) continue
+    if (lv.level === RESTRICTED && c.level === BASELINE && CHECKS.some((r) => r.overrides === c.id && applies(r, lv.minor))) continue
+    const v = c.run(m, spec, lv.minor)
     if (v !== undefined) out.push(v)
   }
   return out

@@ -67,7 +67,7 @@ t.test('restricted checks, with upstream\'s texts', async (t) => {
     'runAsNonRoot != true (pod or container "a" must set securityContext.runAsNonRoot=true), ' +
     'seccompProfile (pod or container "a" must set securityContext.seccompProfile.type to "RuntimeDefault" or "Localhost")')
   t.equal(detail(R, { securityContext: goodPod, containers: [good('a', { capabilities: { drop: ['ALL'], add: ['SYS_TIME', 'CHOWN'] } })] }),
-    'non-default capabilities (container "a" must not include "SYS_TIME" in securityContext.capabilities.add), unrestricted capabilities (container "a" must not include "CHOWN", "SYS_TIME" in securityContext.capabilities.add)')
+    'unrestricted capabilities (container "a" must not include "CHOWN", "SYS_TIME" in securityContext.capabilities.add)', 'capabilities_restricted replaces capabilities_baseline')
   t.equal(detail(R, { securityContext: goodPod, volumes: [{ name: 'h', hostPath: {} }, { name: 'n', nfs: {} }, { name: 'x' }, { name: 'ok', secret: {} }], containers: [good('a')] }),
     'restricted volume types (volumes "h", "n", "x" use restricted volume types "hostPath", "nfs", "unknown")', 'restrictedVolumes replaces hostPathVolumes')
   t.equal(detail(R, { securityContext: { ...goodPod, runAsNonRoot: false }, containers: [good('a', { runAsNonRoot: false }), good('b')] }),
@@ -79,8 +79,10 @@ t.test('restricted checks, with upstream\'s texts', async (t) => {
   t.equal(detail(R, { securityContext: { runAsNonRoot: true }, containers: [good('a', { seccompProfile: { type: 'Localhost' } }), good('b')] }),
     'seccompProfile (pod or container "b" must set securityContext.seccompProfile.type to "RuntimeDefault" or "Localhost")')
   t.equal(detail(R, { securityContext: { runAsNonRoot: true, seccompProfile: { type: 'Unconfined' } }, containers: [good('a')] }),
-    'seccompProfile (pod must not set securityContext.seccompProfile.type to "Unconfined"), seccompProfile (pod must not set securityContext.seccompProfile.type to "Unconfined")',
-    'baseline\'s and restricted\'s seccomp checks both speak, as upstream')
+    'seccompProfile (pod must not set securityContext.seccompProfile.type to "Unconfined")', 'seccompProfile_restricted replaces seccompProfile_baseline')
+  const windows = { os: { name: 'windows' }, securityContext: { runAsNonRoot: true }, containers: [c('a')] }
+  t.equal(detail(R, windows), '', 'from v1.25 a Windows pod needs no allowPrivilegeEscalation, capabilities or seccomp')
+  t.equal(detail({ level: RESTRICTED, minor: 24 }, windows).split(', ').map((x) => x.split(' (')[0]).join('|'), 'allowPrivilegeEscalation != false|unrestricted capabilities|seccompProfile')
   t.equal(detail(R, { securityContext: goodPod, ephemeralContainers: [c('dbg')], containers: [good('a')] }).startsWith('allowPrivilegeEscalation != false (container "dbg"'), true, 'ephemeral containers are checked')
 })
 
@@ -90,6 +92,9 @@ t.test('versions: the checks of the version asked for', async (t) => {
   t.equal(detail({ level: RESTRICTED, minor: 22 }, spec),
     'unrestricted capabilities (container "a" must set securityContext.capabilities.drop=["ALL"]), seccompProfile (pod or container "a" must set securityContext.seccompProfile.type to "RuntimeDefault" or "Localhost")')
   t.match(detail({ level: RESTRICTED, minor: 23 }, spec), /runAsUser=0 \(pod must not set runAsUser=0\)/)
+  t.equal(detail({ level: RESTRICTED, minor: 21 }, { securityContext: { runAsNonRoot: true }, containers: [c('a', { securityContext: { allowPrivilegeEscalation: false, capabilities: { add: ['NET_RAW'] } } })] }),
+    'non-default capabilities (container "a" must not include "NET_RAW" in securityContext.capabilities.add), seccompProfile (pod or container "a" must set securityContext.seccompProfile.type to "RuntimeDefault" or "Localhost")',
+    'v1.21: baseline\'s capabilities check stands at restricted')
   t.equal(detail({ level: RESTRICTED, minor: 7 }, { securityContext: { runAsNonRoot: true }, containers: [c('a')] }), '', 'v1.7: no allowPrivilegeEscalation check')
   const ann = { annotations: { 'seccomp.security.alpha.kubernetes.io/pod': 'unconfined', 'container.seccomp.security.alpha.kubernetes.io/a': 'runtime/default' } }
   t.equal(detail({ level: BASELINE, minor: 18 }, { containers: [c('a')] }, ann), 'seccompProfile (forbidden annotation seccomp.security.alpha.kubernetes.io/pod="unconfined")')
