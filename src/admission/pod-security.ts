@@ -204,6 +204,27 @@ const CHECKS: Check[] = [
     if (bad.length === 0) return undefined
     return { reason: 'hostPort', detail: `${containersPhrase(bad)} ${plural('uses', 'use', bad.length)} ${plural('hostPort', 'hostPorts', ports.size)} ${sortedSet(ports).join(', ')}` }
   } },
+  // From v1.34: probes and lifecycle handlers may not name a host.
+  { id: 'hostProbesAndHostLifecycle', level: BASELINE, minVersion: 34, run: (_m, spec) => {
+    const bad = new Set<string>()
+    const hosts = new Set<string>()
+    const look = (handler: unknown, name: string) => {
+      if (!isObj(handler)) return
+      for (const k of ['httpGet', 'tcpSocket']) {
+        const h = isObj(handler[k]) ? str(handler[k].host) : ''
+        if (h !== '') { bad.add(name); hosts.add(h) }
+      }
+    }
+    for (const c of containers(spec)) {
+      const name = str(c.name)
+      look(c.livenessProbe, name)
+      look(c.readinessProbe, name)
+      look(c.startupProbe, name)
+      if (isObj(c.lifecycle)) { look(c.lifecycle.postStart, name); look(c.lifecycle.preStop, name) }
+    }
+    if (bad.size === 0) return undefined
+    return { reason: 'probe or lifecycle host', detail: `${containersPhrase(sortedSet(bad))} ${plural('uses', 'use', bad.size)} ${plural('probe or lifecycle host', 'probe or lifecycle hosts', hosts.size)} ${joinQuote(sortedSet(hosts))}` }
+  } },
   { id: 'privileged', level: BASELINE, minVersion: 0, run: (_m, spec) => {
     const bad = containers(spec).filter((c) => sc(c)?.privileged === true)
     return bad.length === 0 ? undefined : { reason: 'privileged', detail: `${named(bad)} must not set securityContext.privileged=true` }

@@ -54,6 +54,9 @@ t.test('baseline checks, with upstream\'s texts', async (t) => {
   t.equal(detail(B, { securityContext: { sysctls: [{ name: 'kernel.shm_rmid_forced', value: '1' }, { name: 'kernel.msgmax', value: '1' }, { name: 'net.core.somaxconn', value: '1' }] }, containers: [c('a')] }),
     'forbidden sysctls (kernel.msgmax, net.core.somaxconn)')
   t.equal(detail(B, { containers: [c('a', { securityContext: { windowsOptions: { hostProcess: true } } })] }), 'hostProcess (container "a" must not set securityContext.windowsOptions.hostProcess=true)')
+  const probes = { containers: [c('b', { livenessProbe: { httpGet: { host: '10.0.0.1', port: 80 } } }), c('a', { lifecycle: { preStop: { tcpSocket: { host: 'evil', port: 1 } } }, readinessProbe: { tcpSocket: { port: 2 } } })] }
+  t.equal(detail(B, probes), 'probe or lifecycle host (containers "a", "b" use probe or lifecycle hosts "10.0.0.1", "evil")')
+  t.equal(detail({ level: BASELINE, minor: 33 }, probes), '', 'hosts in probes are refused from v1.34')
   // Several at once, in upstream's order (check ids sorted).
   t.equal(detail(B, { hostPID: true, containers: [c('a', { securityContext: { privileged: true, capabilities: { add: ['NET_ADMIN'] } } })] }),
     'non-default capabilities (container "a" must not include "NET_ADMIN" in securityContext.capabilities.add), host namespaces (hostPID=true), privileged (container "a" must not set securityContext.privileged=true)')
