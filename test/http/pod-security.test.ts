@@ -76,6 +76,17 @@ t.test('PodSecurity on by default', async (t) => {
     t.match(w[0], /^299 - "would violate PodSecurity \\"restricted:latest\\": host namespaces \(hostNetwork=true\), allowPrivilegeEscalation != false \(container \\"web\\" must set/)
   })
 
+  t.test('a CronJob\'s pod template is warned about', async (t) => {
+    await namespace(s, 'cron', { 'pod-security.orch.io/warn': 'baseline', 'pod-security.orch.io/warn-version': 'v1.29' })
+    const cj = {
+      apiVersion: 'batch/v1', kind: 'CronJob', metadata: { name: 'cj' },
+      spec: { schedule: '* * * * *', jobTemplate: { spec: { template: { spec: { restartPolicy: 'Never', hostIPC: true, containers: [{ name: 'j', image: 'i' }] } } } } },
+    }
+    const r = await s.request('POST', '/apis/batch/v1/namespaces/cron/cronjobs', cj)
+    t.equal(r.status, 201, r.status === 201 ? 'created' : r.text)
+    t.same(warnings(r), ['299 - "would violate PodSecurity \\"baseline:v1.29\\": host namespaces (hostIPC=true)"'])
+  })
+
   t.test('the upstream label spelling works too', async (t) => {
     await namespace(s, 'upstream-labels', { 'pod-security.kubernetes.io/enforce': 'baseline' })
     const r = await s.request('POST', '/api/v1/namespaces/upstream-labels/pods', privileged('priv'))
