@@ -1,5 +1,5 @@
 // Admission that needs the requesting user and live objects: the built-in plugins in upstream's order (LimitRanger,
-// ServiceAccount, NodeRestriction, Priority, the class defaulters, RuntimeClass, the certificate checks, ...; each in its
+// ServiceAccount, NodeRestriction, PodSecurity, Priority, the class defaulters, RuntimeClass, the certificate checks, ...; each in its
 // own file), MutatingAdmissionWebhook, the RBAC escalation checks of role and binding writes, ValidatingAdmissionPolicy,
 // ValidatingAdmissionWebhook, then ResourceQuota; each only when --enable-admission-plugins /
 // --disable-admission-plugins leave it on (plugins.ts).
@@ -17,6 +17,7 @@ import { limitRangeView, mutatePodLimits, validateLimits, type LimitRangeView } 
 import { evaluatorFor, quotaState, type QuotaState } from './resource-quota.js'
 import { evaluateQuota, type QuotaStore } from './quota-admission.js'
 import { enabled } from './plugins.js'
+import { admitPodSecurity, namespaceUpdateWarnings, podSecurityResource, validateNamespaceLabels, type NamespacePolicy } from './pod-security.js'
 import { admitMutatingWebhooks, admitValidatingWebhooks, configureWebhookAdmission, mutatingWebhooksExist, validatingWebhooksExist } from './webhooks.js'
 import { addDefaultTolerations } from './tolerations.js'
 import { taintNewNode } from './node-taint.js'
@@ -35,6 +36,13 @@ const RBAC_WRITES = new Set(['roles', 'clusterroles', 'rolebindings', 'clusterro
 
 let store: Store | undefined
 let authz: AuthzClient | undefined
+
+/** The PodSecurity policy of a namespace, from the front-end's namespace cache (null: no pod-security labels). */
+let namespaceSecurity: (ns: string) => NamespacePolicy | null = () => null
+
+export function configurePodSecurityLookup(lookup: (ns: string) => NamespacePolicy | null): void {
+  namespaceSecurity = lookup
+}
 
 /** Stores a new status of a stored object if it is still at `rv` (true), or reports that it changed (false). */
 export type StatusWriter = (group: string, resource: string, old: Obj, next: Obj, rv: number) => Promise<boolean>
@@ -377,6 +385,11 @@ function admitBuiltIn(ctx: RequestContext, def: ResolvedDefinition, operation: A
     if (err) throw err
   }
   const user = admitUserPlugins(ctx, def, operation, object, oldObject)
+  // PodSecurity, after NodeRestriction as upstream orders them: a namespace without pod-security labels costs its cached look-up.
+  if (enabled.podSecurity && object !== undefined && (def.group === '' || def.group === 'apps' || def.group === 'batch') && podSecurityResource(def.group, def.resource)) {
+    const o = object
+    return then(user, () => admitPodSecurityFor(ctx, def, operation, o, oldObject))
+  }
   if (def.group !== CERTIFICATES_GROUP) return user
   return then(user, () => admitCertificates(ctx, def, operation, object, oldObject))
 }
@@ -396,6 +409,42 @@ function admitCertificates(ctx: RequestContext, def: ResolvedDefinition, operati
   const authorize: Authorize = (attrs) => a.authorize(attrs)
   if (sub === 'approval' && enabled.certificateApproval) return checkApproval(authorize, ctx.user, subjectName(ctx, oldObject), oldObject)
   if (sub === 'status' && enabled.certificateSigning && signingChanged(object, oldObject)) return checkSigning(authorize, ctx.user, subjectName(ctx, oldObject), oldObject)
+}
+
+/** Warning header value of one text, added once. */
+function addWarning(ctx: RequestContext, text: string): void {
+  const value = `299 - "${text.replace(/[\\"]/g, (c) => `\\${c}`)}"`
+  for (const h of ctx.responseHeaders) if (h[0] === 'Warning' && h[1] === value) return
+  ctx.responseHeaders.push(['Warning', value])
+}
+
+function admitPodSecurityFor(ctx: RequestContext, def: ResolvedDefinition, operation: AdmissionOperation, object: Obj, oldObject: Obj | undefined): void {
+  if (def.resource === 'namespaces') {
+    if (ctx.info.subresource !== '' || (operation !== 'CREATE' && operation !== 'UPDATE')) return
+    const name = subjectName(ctx, object)
+    const err = validateNamespaceLabels(name, operation, object, oldObject)
+    if (err) throw err
+    if (operation === 'UPDATE' && oldObject !== undefined) {
+      for (const w of namespaceUpdateWarnings(name, object, oldObject, () => podsIn(name))) addWarning(ctx, w)
+    }
+    return
+  }
+  const policy = namespaceSecurity(ctx.info.namespace)
+  if (policy === null) return
+  const out = admitPodSecurity(policy, def.group, def.resource, ctx.info.subresource, operation, subjectName(ctx, object), object, oldObject)
+  if (out === undefined) return
+  if (out.error) throw out.error
+  for (const w of out.warnings) addWarning(ctx, w)
+}
+
+/** The pods of a namespace, read fresh (a namespace update that tightens its enforce level checks them). */
+function podsIn(ns: string): Obj[] {
+  if (!store) return []
+  const shard = store.shardFor('', 'pods')
+  store.snapshot(shard)
+  const out: Obj[] = []
+  for (const { value } of store.range(shard, typePrefix('', 'pods', ns))) out.push(JSON.parse(recordObject(value).toString('utf8')) as Obj)
+  return out
 }
 
 /**

@@ -30,6 +30,7 @@ export const PLUGINS: ReadonlyArray<{ name: string; byDefault: boolean }> = [
   { name: 'NodeRestriction', byDefault: true },
   { name: 'TaintNodesByCondition', byDefault: true },
   { name: 'AlwaysPullImages', byDefault: false },
+  { name: 'PodSecurity', byDefault: true },
   { name: 'PodNodeSelector', byDefault: false },
   { name: 'Priority', byDefault: true },
   { name: 'DefaultTolerationSeconds', byDefault: true },
@@ -55,6 +56,7 @@ export interface EnabledPlugins {
   limitRanger: boolean
   serviceAccount: boolean
   nodeRestriction: boolean
+  podSecurity: boolean
   priority: boolean
   mutatingAdmissionWebhook: boolean
   validatingAdmissionPolicy: boolean
@@ -81,7 +83,7 @@ export interface EnabledPlugins {
 
 /** The plugins of this thread (every one on until configured, as without flags but for none off). */
 export const enabled: EnabledPlugins = {
-  namespaceLifecycle: true, limitRanger: true, serviceAccount: true, nodeRestriction: true, priority: true,
+  namespaceLifecycle: true, limitRanger: true, serviceAccount: true, nodeRestriction: true, priority: true, podSecurity: true,
   mutatingAdmissionWebhook: true, validatingAdmissionPolicy: true, validatingAdmissionWebhook: true, resourceQuota: true,
   taintNodesByCondition: true, defaultTolerationSeconds: true, defaultStorageClass: true, storageObjectInUseProtection: true,
   persistentVolumeClaimResize: true, runtimeClass: true, certificateApproval: true, certificateSigning: true,
@@ -91,7 +93,7 @@ export const enabled: EnabledPlugins = {
 
 const FIELD: Record<string, keyof EnabledPlugins> = {
   NamespaceLifecycle: 'namespaceLifecycle', LimitRanger: 'limitRanger', ServiceAccount: 'serviceAccount',
-  NodeRestriction: 'nodeRestriction', Priority: 'priority', MutatingAdmissionWebhook: 'mutatingAdmissionWebhook',
+  NodeRestriction: 'nodeRestriction', PodSecurity: 'podSecurity', Priority: 'priority', MutatingAdmissionWebhook: 'mutatingAdmissionWebhook',
   ValidatingAdmissionPolicy: 'validatingAdmissionPolicy', ValidatingAdmissionWebhook: 'validatingAdmissionWebhook',
   ResourceQuota: 'resourceQuota',
   TaintNodesByCondition: 'taintNodesByCondition', DefaultTolerationSeconds: 'defaultTolerationSeconds',

@@ -5,6 +5,7 @@ import { treeOf, type Obj, type ResolvedDefinition } from '../registry/define.js
 import { RequestContext, type Response } from './context.js'
 import { admissionLookups, admitPlugins } from '../admission/chain.js'
 import { enabled as admissionPlugins } from '../admission/plugins.js'
+import { namespacePolicy, type NamespacePolicy } from '../admission/pod-security.js'
 import { admitCreate, admitUpdate, attrsOf, decodeObject, requireResourceVersion, rfc3339, toStoredJson, canonical, type UpdateTarget } from './admission.js'
 import { updateManagedFields, managerOrUserAgent } from '../machinery/apply/apply.js'
 import { FieldSet, makePath } from '../machinery/apply/fieldpath.js'
@@ -19,23 +20,36 @@ export const MAX_UPDATE_ATTEMPTS = 16
 // ---- create ----
 
 /**
- * Namespace lifecycle states by name, each with the count of namespace writes it was read at: while the count
- * (moved by the shard before it acknowledges any namespace write) stays, the state stands without a read.
+ * Namespace lifecycle states by name, each with its PodSecurity policy (null: no pod-security labels) and the count of
+ * namespace writes it was read at: while the count (moved by the shard before it acknowledges any namespace write)
+ * stays, the entry stands without a read.
  */
-const namespaceStates = new Map<string, { stamp: bigint; state: 'missing' | 'terminating' | 'active' }>()
+interface NamespaceEntry { stamp: bigint; state: 'missing' | 'terminating' | 'active'; security: NamespacePolicy | null }
+const namespaceStates = new Map<string, NamespaceEntry>()
 const NAMESPACE_STATES_LIMIT = 10_000
 
-function namespaceState(ns: string): 'missing' | 'terminating' | 'active' {
+function namespaceEntry(ns: string): NamespaceEntry {
   const stamp = store.namespaceWrites()
   const cached = namespaceStates.get(ns)
-  if (cached && cached.stamp === stamp) return cached.state
+  if (cached && cached.stamp === stamp) return cached
   const def = registry.byGroupResource('', 'namespaces')!
   // A snapshot taken after the count was read holds every namespace write it counts.
   const rec = store.getNewest(shardOfDef(def), objectKey('', 'namespaces', '', ns))
-  const state = !rec ? 'missing' : recordAttrs(rec).d ? 'terminating' : 'active'
+  const attrs = rec ? recordAttrs(rec) : undefined
+  const state = !attrs ? 'missing' : attrs.d ? 'terminating' : 'active'
+  const entry: NamespaceEntry = { stamp, state, security: attrs ? namespacePolicy(attrs.l as Record<string, unknown> | undefined) : null }
   if (namespaceStates.size >= NAMESPACE_STATES_LIMIT) namespaceStates.clear()
-  namespaceStates.set(ns, { stamp, state })
-  return state
+  namespaceStates.set(ns, entry)
+  return entry
+}
+
+function namespaceState(ns: string): 'missing' | 'terminating' | 'active' {
+  return namespaceEntry(ns).state
+}
+
+/** The PodSecurity policy of a namespace from the same cache (null: none, the common case; no read, no allocation). */
+export function namespaceSecurity(ns: string): NamespacePolicy | null {
+  return namespaceEntry(ns).security
 }
 
 /**

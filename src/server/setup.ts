@@ -18,10 +18,10 @@ import { configurePatch } from '../pipeline/patch.js'
 import { configureEncode } from '../pipeline/encode.js'
 import { Store } from '../pipeline/store.js'
 import { AuthzClient } from '../../actors/authz/client.js'
-import { configureAdmissionChain } from '../admission/chain.js'
+import { configureAdmissionChain, configurePodSecurityLookup } from '../admission/chain.js'
 import { configureAdmissionPlugins } from '../admission/plugins.js'
 import { configureDefaultTolerations } from '../admission/tolerations.js'
-import { writeStatusDirect } from '../pipeline/write.js'
+import { namespaceSecurity, writeStatusDirect } from '../pipeline/write.js'
 import { configureReviews } from '../pipeline/reviews.js'
 import { parseSigningKeyPem, parseVerificationKeysPem } from '../auth/service-account.js'
 import { webhookTokenAuthenticator } from '../auth/token-webhook.js'
@@ -102,6 +102,7 @@ export function setupPipeline(data: ThreadData, log: Logger, router: (p: Pipelin
   configureAdmissionPlugins(data.options.enableAdmissionPlugins, data.options.disableAdmissionPlugins)
   configureDefaultTolerations(data.options.defaultNotReadyTolerationSeconds, data.options.defaultUnreachableTolerationSeconds)
   configureAdmissionChain(store, authz, registry, writeStatusDirect)
+  configurePodSecurityLookup(namespaceSecurity)
   configureFlowControl({ seats: data.seats, rejected: data.rejected, maxReadonly: data.options.maxRequestsInflight, maxMutating: data.options.maxMutatingRequestsInflight, apf: data.options.enablePriorityAndFairness, port: (data as Partial<FrontendData>).flowPort, store, watchCounts })
   configureAuthorization(authz)
   configureAdmission(new SchemaSet())

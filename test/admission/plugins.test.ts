@@ -3,7 +3,7 @@ import { admissionPluginErrors, configureAdmissionPlugins, enabled, enabledPlugi
 
 t.test('the plugins that run: defaults, less those turned off', async (t) => {
   const all = [
-    'NamespaceLifecycle', 'LimitRanger', 'ServiceAccount', 'NodeRestriction', 'TaintNodesByCondition', 'Priority', 'DefaultTolerationSeconds',
+    'NamespaceLifecycle', 'LimitRanger', 'ServiceAccount', 'NodeRestriction', 'TaintNodesByCondition', 'PodSecurity', 'Priority', 'DefaultTolerationSeconds',
     'DefaultStorageClass', 'StorageObjectInUseProtection', 'PersistentVolumeClaimResize', 'RuntimeClass', 'CertificateApproval', 'CertificateSigning',
     'CertificateSubjectRestriction', 'DefaultIngressClass', 'MutatingAdmissionWebhook', 'ValidatingAdmissionPolicy', 'ValidatingAdmissionWebhook', 'ResourceQuota',
   ]
@@ -13,7 +13,7 @@ t.test('the plugins that run: defaults, less those turned off', async (t) => {
   t.same(enabledPluginNames(['AlwaysDeny', 'AlwaysPullImages'], all), ['AlwaysPullImages', 'AlwaysDeny'])
   configureAdmissionPlugins([], ['ServiceAccount', 'ResourceQuota'])
   t.same({ ...enabled }, {
-    namespaceLifecycle: true, limitRanger: true, serviceAccount: false, nodeRestriction: true, priority: true,
+    namespaceLifecycle: true, limitRanger: true, serviceAccount: false, nodeRestriction: true, podSecurity: true, priority: true,
     mutatingAdmissionWebhook: true, validatingAdmissionPolicy: true, validatingAdmissionWebhook: true, resourceQuota: false,
     taintNodesByCondition: true, defaultTolerationSeconds: true, defaultStorageClass: true, storageObjectInUseProtection: true, persistentVolumeClaimResize: true,
     runtimeClass: true, certificateApproval: true, certificateSigning: true, certificateSubjectRestriction: true, defaultIngressClass: true,

@@ -25,7 +25,7 @@ t.test('bad flag combinations refuse the start with upstream\'s texts', async (t
     [['--enable-admission-plugins=Foo', '--disable-admission-plugins=Foo'],
       'orch-apiserver: [enable-admission-plugins plugin "Foo" is unknown, disable-admission-plugins plugin "Foo" is unknown, [Foo] in enable-admission-plugins and disable-admission-plugins overlapped]\n'],
     // A plugin upstream has and this server does not may not be turned on (it would not run).
-    [['--enable-admission-plugins=PodSecurity'], 'orch-apiserver: enable-admission-plugins plugin "PodSecurity" is not implemented by this server\n'],
+    [['--enable-admission-plugins=ImagePolicyWebhook'], 'orch-apiserver: enable-admission-plugins plugin "ImagePolicyWebhook" is not implemented by this server\n'],
   ]
   for (const [args, text] of cases) {
     const r = await runMain(args)
@@ -47,7 +47,7 @@ t.test('--help names every plugin the flags take', async (t) => {
 t.test('--help names the plugins on by default and the toleration-seconds flags', async (t) => {
   const r = await runMain(['--help'])
   t.equal(r.code, 0)
-  t.match(r.out, 'in addition to those on by default (NamespaceLifecycle, LimitRanger, ServiceAccount, NodeRestriction, TaintNodesByCondition, Priority, DefaultTolerationSeconds, DefaultStorageClass, StorageObjectInUseProtection, PersistentVolumeClaimResize, RuntimeClass, CertificateApproval, CertificateSigning, CertificateSubjectRestriction, DefaultIngressClass, MutatingAdmissionWebhook, ValidatingAdmissionPolicy, ValidatingAdmissionWebhook, ResourceQuota)')
+  t.match(r.out, 'in addition to those on by default (NamespaceLifecycle, LimitRanger, ServiceAccount, NodeRestriction, TaintNodesByCondition, PodSecurity, Priority, DefaultTolerationSeconds, DefaultStorageClass, StorageObjectInUseProtection, PersistentVolumeClaimResize, RuntimeClass, CertificateApproval, CertificateSigning, CertificateSubjectRestriction, DefaultIngressClass, MutatingAdmissionWebhook, ValidatingAdmissionPolicy, ValidatingAdmissionWebhook, ResourceQuota)')
   t.match(r.out, /--default-not-ready-toleration-seconds int\n/)
   t.match(r.out, /--default-unreachable-toleration-seconds int\n/)
   const bad = await runMain(['--default-not-ready-toleration-seconds', 'soon'])
@@ -59,7 +59,7 @@ t.test('--help names the plugins on by default and the toleration-seconds flags'
 
 t.test('--disable-admission-plugins=ServiceAccount,NamespaceLifecycle,Priority: pods as given, content in missing namespaces', async (t) => {
   // A plugin upstream has and this server does not may be named among those turned off (it is off anyway).
-  const s = await startServer({ args: ['--disable-admission-plugins=ServiceAccount,NamespaceLifecycle,Priority,PodSecurity', '--enable-admission-plugins', 'ResourceQuota'] })
+  const s = await startServer({ args: ['--disable-admission-plugins=ServiceAccount,NamespaceLifecycle,Priority,ImagePolicyWebhook', '--enable-admission-plugins', 'ResourceQuota'] })
   t.teardown(() => s.stop())
   let r = await s.request('POST', '/api/v1/namespaces/default/pods', pod('plain'))
   t.equal(r.status, 201, r.text)
