@@ -221,6 +221,7 @@ function versionDefinition(crd: Obj, spec: Obj, names: Obj, v: Obj, storage: str
     const out = JSON.stringify(o)
     return out.length === before ? json : out
   }
+  if (isObj(spec.conversion) && spec.conversion.strategy === 'Webhook') custom.webhookSpec = spec
   if (v.deprecated === true) custom.warning = typeof v.deprecationWarning === 'string' ? v.deprecationWarning : deprecationWarning(v.name, spec)
   return resolveDefinition({
     group: spec.group, version: v.name, kind: names.kind, resource: names.plural,

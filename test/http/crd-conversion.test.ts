@@ -86,3 +86,172 @@ t.test('rules: format.* and escaped property names', async (t) => {
   for (const m of ['dash-name too big', 'a.b too big', 'x/y too big', 'if too big', 'u__v too big']) t.ok(causes.includes(`spec: Invalid value: "object": ${m}`), m)
   t.equal(causes.length, 8, causes.join('\n'))
 })
+
+// ---- conversion webhooks ----
+
+const G = 'conv.example.com'
+const P1 = `/apis/${G}/v1/namespaces/default/paints`
+const P2 = `/apis/${G}/v2/namespaces/default/paints`
+const MERGE = { 'content-type': 'application/merge-patch+json' }
+
+/** v1 has spec.color; v2 (the storage version) has spec.paint.color. */
+function convert(o: any, desired: string): any {
+  const spec = desired.endsWith('/v2') ? { paint: { color: o.spec?.color } } : { color: o.spec?.paint?.color }
+  return { ...o, apiVersion: desired, spec }
+}
+
+/** The webhook as a correct one answers; `tweak` spoils the answer. */
+function answerWith(tweak?: (response: any) => void): void {
+  wh.answer = (req) => {
+    const rq = req.body.request
+    const response: any = { uid: rq.uid, result: { status: 'Success' }, convertedObjects: rq.objects.map((o: any) => convert(o, rq.desiredAPIVersion)) }
+    tweak?.(response)
+    return { status: 200, body: { apiVersion: 'apiextensions.k8s.io/v1', kind: 'ConversionReview', response } }
+  }
+}
+
+const paintSchema = (spec: Record<string, unknown>) => ({ openAPIV3Schema: { type: 'object', properties: { spec: { type: 'object', properties: spec } } } })
+
+t.test('conversion webhook: the CRD', async () => {
+  answerWith()
+  await establish({
+    apiVersion: 'apiextensions.orch.io/v1', kind: 'CustomResourceDefinition', metadata: { name: `paints.${G}` },
+    spec: {
+      group: G, scope: 'Namespaced',
+      names: { plural: 'paints', singular: 'paint', kind: 'Paint' },
+      versions: [
+        { name: 'v1', served: true, storage: false, schema: paintSchema({ color: { type: 'string' } }) },
+        { name: 'v2', served: true, storage: true, schema: paintSchema({ paint: { type: 'object', properties: { color: { type: 'string' } } } }) },
+      ],
+      conversion: {
+        strategy: 'Webhook',
+        webhook: { conversionReviewVersions: ['v1'], clientConfig: { url: `${wh.url}/convert`, caBundle: Buffer.from(wh.caPem).toString('base64') } },
+      },
+    },
+  }, P2)
+})
+
+t.test('conversion webhook: created in v1, stored as v2, read in v1', async (t) => {
+  answerWith()
+  wh.received.length = 0
+  const c = await s.request('POST', P1, { apiVersion: `${G}/v1`, kind: 'Paint', metadata: { name: 'p1', labels: { a: 'b' } }, spec: { color: 'red' } })
+  t.equal(c.status, 201, c.text)
+  t.equal(c.json.apiVersion, `${G}/v1`)
+  t.same(c.json.spec, { color: 'red' })
+  // The body went to v2 through a review in the repo's group, and the answer back to v1.
+  const first = wh.received[0]?.body
+  t.equal(first?.apiVersion, 'apiextensions.orch.io/v1')
+  t.equal(first?.kind, 'ConversionReview')
+  t.equal(first?.request?.desiredAPIVersion, `${G}/v2`)
+  t.match(first?.request?.uid, /^[0-9a-f-]{36}$/)
+  t.equal(first?.request?.objects?.[0]?.spec?.color, 'red')
+  // Stored as v2: a v2 read needs no webhook.
+  wh.received.length = 0
+  const v2 = await s.request('GET', `${P2}/p1`)
+  t.equal(v2.status, 200, v2.text)
+  t.equal(v2.json.apiVersion, `${G}/v2`)
+  t.same(v2.json.spec, { paint: { color: 'red' } })
+  t.equal(wh.received.length, 0, 'no review for the storage version')
+  const v1 = await s.request('GET', `${P1}/p1`)
+  t.equal(v1.status, 200, v1.text)
+  t.equal(v1.json.apiVersion, `${G}/v1`)
+  t.same(v1.json.spec, { color: 'red' })
+  t.equal(v1.json.metadata.labels.a, 'b')
+  t.equal(v1.json.metadata.uid, v2.json.metadata.uid)
+})
+
+t.test('conversion webhook: a list in v1 is converted in one review', async (t) => {
+  answerWith()
+  const c = await s.request('POST', P2, { apiVersion: `${G}/v2`, kind: 'Paint', metadata: { name: 'p2' }, spec: { paint: { color: 'green' } } })
+  t.equal(c.status, 201, c.text)
+  wh.received.length = 0
+  const l = await s.request('GET', P1)
+  t.equal(l.status, 200, l.text)
+  t.equal(l.json.apiVersion, `${G}/v1`)
+  t.same(l.json.items.map((i: any) => [i.apiVersion, i.metadata.name, i.spec.color]), [[`${G}/v1`, 'p1', 'red'], [`${G}/v1`, 'p2', 'green']])
+  t.equal(wh.received.length, 1, 'one review')
+  t.equal(wh.received[0]?.body?.request?.objects?.length, 2)
+})
+
+t.test('conversion webhook: patch and update in v1', async (t) => {
+  answerWith()
+  const p = await s.request('PATCH', `${P1}/p1`, { spec: { color: 'blue' } }, MERGE)
+  t.equal(p.status, 200, p.text)
+  t.same(p.json.spec, { color: 'blue' })
+  t.same((await s.request('GET', `${P2}/p1`)).json.spec, { paint: { color: 'blue' } })
+  const cur = (await s.request('GET', `${P1}/p1`)).json
+  cur.spec.color = 'black'
+  const u = await s.request('PUT', `${P1}/p1`, cur)
+  t.equal(u.status, 200, u.text)
+  t.equal(u.json.apiVersion, `${G}/v1`)
+  t.same(u.json.spec, { color: 'black' })
+  t.same((await s.request('GET', `${P2}/p1`)).json.spec, { paint: { color: 'black' } })
+  const apply = await s.request('PATCH', `${P1}/p1?fieldManager=x`, { apiVersion: `${G}/v1`, kind: 'Paint', metadata: { name: 'p1' }, spec: { color: 'x' } }, { 'content-type': 'application/apply-patch+yaml' })
+  t.equal(apply.status, 415, apply.text)
+  t.match(apply.json?.message, /server-side apply of paints.conv.example.com in version v1 is not supported by this server/)
+})
+
+t.test('conversion webhook: a watch in v1 sees converted events', async (t) => {
+  answerWith()
+  const list = await s.request('GET', P1)
+  const ctrl = new AbortController()
+  const res = await fetch(`${s.url}${P1}?watch=1&resourceVersion=${list.json.metadata.resourceVersion}`, { headers: { authorization: `Bearer ${s.adminToken}` }, signal: ctrl.signal })
+  const reader = res.body!.getReader()
+  await s.request('POST', P2, { apiVersion: `${G}/v2`, kind: 'Paint', metadata: { name: 'p3' }, spec: { paint: { color: 'white' } } })
+  await s.request('PATCH', `${P2}/p3`, { spec: { paint: { color: 'grey' } } }, MERGE)
+  let text = ''
+  const dec = new TextDecoder()
+  while (text.split('\n').length < 3) {
+    const { value, done } = await reader.read()
+    if (done) break
+    text += dec.decode(value)
+  }
+  ctrl.abort()
+  const evs = text.split('\n').filter((l) => l !== '').map((l) => JSON.parse(l))
+  t.same(evs.map((e: any) => [e.type, e.object.apiVersion, e.object.metadata.name, e.object.spec.color]), [['ADDED', `${G}/v1`, 'p3', 'white'], ['MODIFIED', `${G}/v1`, 'p3', 'grey']])
+})
+
+t.test('conversion webhook: failures are 500 InternalError', async (t) => {
+  wh.answer = () => ({ status: 500, body: { error: 'boom' } })
+  let r = await s.request('GET', `${P1}/p1`)
+  t.equal(r.status, 500, r.text)
+  t.equal(r.json?.reason, 'InternalError')
+  t.match(r.json?.message, /^Internal error occurred: conversion webhook for conv\.example\.com\/v2, Kind=Paint failed: /)
+  r = await s.request('POST', P1, { apiVersion: `${G}/v1`, kind: 'Paint', metadata: { name: 'never' }, spec: { color: 'red' } })
+  t.equal(r.status, 500, r.text)
+  t.match(r.json?.message, /^Internal error occurred: conversion webhook for conv\.example\.com\/v1, Kind=Paint failed: /)
+  answerWith()
+  t.equal((await s.request('GET', `${P2}/never`)).status, 404, 'nothing stored')
+  // A failed conversion reported by the webhook.
+  answerWith((resp) => { resp.result = { status: 'Failure', message: 'cannot paint' }; resp.convertedObjects = [] })
+  r = await s.request('GET', `${P1}/p1`)
+  t.equal(r.status, 500)
+  t.equal(r.json?.message, 'Internal error occurred: conversion webhook for conv.example.com/v2, Kind=Paint failed: cannot paint')
+})
+
+t.test('conversion webhook: wrong answers are refused', async (t) => {
+  answerWith((resp) => { resp.uid = 'not-the-uid' })
+  let r = await s.request('GET', `${P1}/p1`)
+  t.equal(r.status, 500, r.text)
+  t.match(r.json?.message, /failed: expected response\.uid="[0-9a-f-]{36}", got "not-the-uid"$/)
+  answerWith((resp) => { resp.convertedObjects = resp.convertedObjects.slice(1) })
+  r = await s.request('GET', P1)
+  t.equal(r.status, 500, r.text)
+  t.match(r.json?.message, /failed: returned 2 objects, expected 3$/)
+  answerWith((resp) => { resp.convertedObjects[0].metadata = { ...resp.convertedObjects[0].metadata, name: 'other' } })
+  r = await s.request('GET', `${P1}/p1`)
+  t.equal(r.status, 500, r.text)
+  t.match(r.json?.message, /failed: invalid converted object at index 0: expected metadata\.name="p1", got "other"$/)
+  answerWith((resp) => { resp.convertedObjects[0].apiVersion = `${G}/v3` })
+  r = await s.request('GET', `${P1}/p1`)
+  t.equal(r.status, 500, r.text)
+  t.match(r.json?.message, /invalid apiVersion "conv\.example\.com\/v3", expected "conv\.example\.com\/v1"$/)
+  // Metadata other than labels and annotations is the original's; labels may change.
+  answerWith((resp) => { const m = resp.convertedObjects[0].metadata; m.labels = { c: 'd' }; m.generation = 99; m.finalizers = ['x/y'] })
+  r = await s.request('GET', `${P1}/p1`)
+  t.equal(r.status, 200, r.text)
+  t.same(r.json.metadata.labels, { c: 'd' })
+  t.not(r.json.metadata.generation, 99)
+  t.notOk(r.json.metadata.finalizers)
+  answerWith()
+})
