@@ -8,6 +8,8 @@ import { ApiError } from '../machinery/errors.js'
 import { convertObjects, conversionWebhookOf, type ConversionWebhook } from '../registry/crd-conversion.js'
 import type { CustomInfo, ResolvedDefinition } from '../registry/define.js'
 import type { RequestContext, Response } from './context.js'
+import { negotiate } from './encode.js'
+import { metadataFormOf, tableVersionOf } from './table.js'
 
 type Obj = Record<string, any>
 const isObj = (v: unknown): v is Obj => v !== null && typeof v === 'object' && !Array.isArray(v)
@@ -45,6 +47,10 @@ export async function routeWebhookConverted(ctx: RequestContext, wc: WebhookConv
   const i = ctx.info
   const ct = (ctx.headers['content-type'] ?? '').split(';')[0].trim().toLowerCase()
   ctx.webhookConversion = wc
+  // Answers are converted as JSON: another form (YAML, CBOR) asked for is refused rather than sent unconverted.
+  if (i.verb !== 'watch' && !tableVersionOf(ctx.headers['accept']) && !metadataFormOf(ctx.headers['accept'], i.verb === 'list') && negotiate(ctx.headers['accept']) !== 'json') {
+    throw limitation(406, 'NotAcceptable', 'an answer in another form than JSON', wc)
+  }
   if (i.verb === 'patch' && ct === 'application/apply-patch+yaml') throw limitation(415, 'UnsupportedMediaType', 'server-side apply', wc)
   if ((i.verb === 'create' || i.verb === 'update') && i.subresource !== 'scale') {
     if (ct !== JSON_TYPE && ct !== '') throw limitation(415, 'UnsupportedMediaType', `a ${ct} body`, wc)

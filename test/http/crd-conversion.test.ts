@@ -255,3 +255,50 @@ t.test('conversion webhook: wrong answers are refused', async (t) => {
   t.notOk(r.json.metadata.finalizers)
   answerWith()
 })
+
+t.test('conversion webhook: a service reference (Endpoints), review version v1beta1', async (t) => {
+  const hook = await startWebhookServer({ dnsNames: ['conv.hooks-ns.svc'] })
+  t.teardown(() => hook.close())
+  hook.answer = (req) => {
+    const rq = req.body.request
+    return { status: 200, body: { apiVersion: 'apiextensions.orch.io/v1beta1', kind: 'ConversionReview', response: { uid: rq.uid, result: { status: 'Success' }, convertedObjects: rq.objects.map((o: any) => convert(o, rq.desiredAPIVersion)) } } }
+  }
+  const T1 = `/apis/${G}/v1/namespaces/default/tints`
+  const T2 = `/apis/${G}/v2/namespaces/default/tints`
+  await establish({
+    apiVersion: 'apiextensions.orch.io/v1', kind: 'CustomResourceDefinition', metadata: { name: `tints.${G}` },
+    spec: {
+      group: G, scope: 'Namespaced',
+      names: { plural: 'tints', singular: 'tint', kind: 'Tint' },
+      versions: [
+        { name: 'v1', served: true, storage: false, schema: paintSchema({ color: { type: 'string' } }) },
+        { name: 'v2', served: true, storage: true, schema: paintSchema({ paint: { type: 'object', properties: { color: { type: 'string' } } } }) },
+      ],
+      conversion: {
+        strategy: 'Webhook',
+        webhook: { conversionReviewVersions: ['v9', 'v1beta1', 'v1'], clientConfig: { service: { namespace: 'hooks-ns', name: 'conv', port: 443, path: '/tints' }, caBundle: Buffer.from(hook.caPem).toString('base64') } },
+      },
+    },
+  }, T2)
+  let r = await s.request('POST', T2, { apiVersion: `${G}/v2`, kind: 'Tint', metadata: { name: 't1' }, spec: { paint: { color: 'teal' } } })
+  t.equal(r.status, 201, r.text)
+  r = await s.request('GET', `${T1}/t1`)
+  t.equal(r.status, 500, r.text)
+  t.equal(r.json?.message, `Internal error occurred: conversion webhook for ${G}/v2, Kind=Tint failed: Post "https://conv.hooks-ns.svc:443/tints?timeout=30s": services "conv" not found`)
+  r = await s.request('POST', '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'hooks-ns' } })
+  t.equal(r.status, 201, r.text)
+  r = await s.request('POST', '/api/v1/namespaces/hooks-ns/services', { apiVersion: 'v1', kind: 'Service', metadata: { name: 'conv' }, spec: { ports: [{ name: 'https', port: 443, targetPort: hook.port }] } })
+  t.equal(r.status, 201, r.text)
+  r = await s.request('POST', '/api/v1/namespaces/hooks-ns/endpoints', { apiVersion: 'v1', kind: 'Endpoints', metadata: { name: 'conv' }, subsets: [{ addresses: [{ ip: '127.0.0.1' }], ports: [{ name: 'https', port: hook.port }] }] })
+  t.equal(r.status, 201, r.text)
+  r = await s.request('GET', `${T1}/t1`)
+  t.equal(r.status, 200, r.text)
+  t.same(r.json.spec, { color: 'teal' })
+  const last = hook.received[hook.received.length - 1]
+  t.equal(last?.path, '/tints?timeout=30s')
+  t.equal(last?.body?.apiVersion, 'apiextensions.orch.io/v1beta1')
+  // Answers in another form than JSON are refused rather than sent unconverted.
+  r = await s.request('GET', `${T1}/t1`, undefined, { accept: 'application/yaml' })
+  t.equal(r.status, 406, r.text)
+  t.match(r.text, /is not supported by this server/)
+})
