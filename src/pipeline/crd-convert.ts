@@ -4,7 +4,7 @@
 // handler; a patch is applied to the object converted to the requested version and converted back (patch.ts); the
 // answer (an object, or a list's items in one review) is converted to the requested version. Watches convert each
 // event (src/server/watch.ts). Server-side apply and non-JSON bodies are refused with a Status naming the limitation.
-import { ApiError } from '../machinery/errors.js'
+import { ApiError, invalid } from '../machinery/errors.js'
 import { convertObjects, conversionWebhookOf, type ConversionWebhook } from '../registry/crd-conversion.js'
 import type { CustomInfo, ResolvedDefinition } from '../registry/define.js'
 import type { RequestContext, Response } from './context.js'
@@ -61,12 +61,22 @@ export async function routeWebhookConverted(ctx: RequestContext, wc: WebhookConv
       o.apiVersion = wc.view.apiVersion
       o.kind = wc.view.kind
       if (!isObj(o.metadata)) o.metadata = {}
+      // As upstream, the body is defaulted and checked against the schema of the version it was written in.
+      if (i.subresource === '') viewValid(wc, o)
       const [s] = await toStored(wc, [o])
       ctx.body = Buffer.from(JSON.stringify(s))
     }
   }
   const r = await run(wc.stored)
   return viewResponse(ctx, wc, r)
+}
+
+/** Defaults `o` (of the requested version) and checks it against that version's schema and rules (`old`: its update's). */
+export function viewValid(wc: WebhookConversion, o: Obj, old?: Obj): void {
+  const st = wc.view.strategy
+  st.default?.(o)
+  const errs = old === undefined ? st.validate?.(o) ?? [] : st.validateUpdate?.(o, old) ?? []
+  if (errs.length > 0) throw invalid(wc.view.groupKind, wc.view.group, wc.view.kind, String(o.metadata?.name ?? ''), errs)
 }
 
 /** The answer with its object (or list items) converted to the requested version. */

@@ -13,7 +13,7 @@ import { dropNulls } from '../registry/schema.js'
 import { authorizeVerb } from './authorize.js'
 import { gr, keyFor, shardOfDef, storeOf } from './dispatch.js'
 import { create, guaranteedUpdate, resetFields, type Mutated } from './write.js'
-import { toStored, toView } from './crd-convert.js'
+import { toStored, toView, viewValid } from './crd-convert.js'
 import { storedBody, storedObject, viewObject } from './convert.js'
 
 const JSON_PATCH = 'application/json-patch+json'
@@ -81,7 +81,8 @@ export async function patch(ctx: RequestContext, def: ResolvedDefinition, target
   if (wc !== undefined) {
     return guaranteedUpdate(ctx, def, target, name, 0, async (stored, curRv) => {
       const [old] = await toView(wc, [stored])
-      const m = patched(ctx, def, ct, old, body, wc.view, undefined, treeOf(wc.view), curRv, name)
+      const m = patched(ctx, def, ct, structuredClone(old), body, wc.view, undefined, treeOf(wc.view), curRv, name)
+      if (target === 'main') viewValid(wc, m.object, old)
       const [o] = await toStored(wc, [m.object])
       return { object: o, tracked: false }
     }, { leavesOldAlone: true })

@@ -120,7 +120,7 @@ t.test('conversion webhook: the CRD', async () => {
       group: G, scope: 'Namespaced',
       names: { plural: 'paints', singular: 'paint', kind: 'Paint' },
       versions: [
-        { name: 'v1', served: true, storage: false, schema: paintSchema({ color: { type: 'string' } }) },
+        { name: 'v1', served: true, storage: false, schema: paintSchema({ color: { type: 'string', 'x-orch-validations': [{ rule: 'self != "forbidden"', message: 'forbidden color' }] } }) },
         { name: 'v2', served: true, storage: true, schema: paintSchema({ paint: { type: 'object', properties: { color: { type: 'string' } } } }) },
       ],
       conversion: {
@@ -186,6 +186,13 @@ t.test('conversion webhook: patch and update in v1', async (t) => {
   t.equal(u.json.apiVersion, `${G}/v1`)
   t.same(u.json.spec, { color: 'black' })
   t.same((await s.request('GET', `${P2}/p1`)).json.spec, { paint: { color: 'black' } })
+  // Checked against the schema of the version written (v1's rule; v2 has none).
+  const bad = await s.request('PATCH', `${P1}/p1`, { spec: { color: 'forbidden' } }, MERGE)
+  t.equal(bad.status, 422, bad.text)
+  t.same(bad.json?.details?.causes, [{ reason: 'FieldValueInvalid', field: 'spec.color', message: 'Invalid value: "string": forbidden color' }])
+  const badCreate = await s.request('POST', P1, { apiVersion: `${G}/v1`, kind: 'Paint', metadata: { name: 'pbad' }, spec: { color: 'forbidden' } })
+  t.equal(badCreate.status, 422, badCreate.text)
+  t.equal(badCreate.json?.message, 'Paint.conv.example.com "pbad" is invalid: spec.color: Invalid value: "string": forbidden color')
   const apply = await s.request('PATCH', `${P1}/p1?fieldManager=x`, { apiVersion: `${G}/v1`, kind: 'Paint', metadata: { name: 'p1' }, spec: { color: 'x' } }, { 'content-type': 'application/apply-patch+yaml' })
   t.equal(apply.status, 415, apply.text)
   t.match(apply.json?.message, /server-side apply of paints.conv.example.com in version v1 is not supported by this server/)
