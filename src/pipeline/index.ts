@@ -142,7 +142,7 @@ function route(ctx: RequestContext): Response | Promise<Response> {
     customRequest(ctx, def)
     // Conversion Webhook: another version than the storage version is converted through the webhook (crd-convert.ts).
     if (def.custom.webhookSpec !== undefined && def.custom.storageVersion !== def.version && def.custom.storageVersion !== '') {
-      const stored = registry.lookup(def.group, def.custom.storageVersion, def.resource)
+      const stored = def.custom.unservedStorage ?? registry.lookup(def.group, def.custom.storageVersion, def.resource)
       if (stored !== undefined) {
         wc = { hook: webhookOf(def), view: def, stored }
         // Answers are not streamed nor written by the fast paths: they are converted whole (same apiVersion: no rewrite).

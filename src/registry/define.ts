@@ -152,6 +152,8 @@ export interface CustomInfo {
   warning?: string
   /** The CRD's spec when its conversion strategy is Webhook (src/pipeline/crd-convert.ts converts other versions). */
   webhookSpec?: Record<string, any>
+  /** With webhookSpec: the storage version's definition when that version is not served (not in the registry). */
+  unservedStorage?: ResolvedDefinition
   /** One stored object's JSON with the schema's defaults filled in; only when the schema has defaults. */
   readDefaults?: (objectJson: string) => string
 }

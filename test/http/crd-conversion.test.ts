@@ -309,3 +309,31 @@ t.test('conversion webhook: a service reference (Endpoints), review version v1be
   t.equal(r.status, 406, r.text)
   t.match(r.text, /is not supported by this server/)
 })
+
+t.test('conversion webhook: a storage version that is not served', async (t) => {
+  answerWith()
+  const H1 = `/apis/${G}/v1/namespaces/default/hues`
+  await establish({
+    apiVersion: 'apiextensions.orch.io/v1', kind: 'CustomResourceDefinition', metadata: { name: `hues.${G}` },
+    spec: {
+      group: G, scope: 'Namespaced',
+      names: { plural: 'hues', singular: 'hue', kind: 'Hue' },
+      versions: [
+        { name: 'v1', served: true, storage: false, schema: paintSchema({ color: { type: 'string' } }) },
+        { name: 'v2', served: false, storage: true, schema: paintSchema({ paint: { type: 'object', properties: { color: { type: 'string' } } } }) },
+      ],
+      conversion: { strategy: 'Webhook', webhook: { conversionReviewVersions: ['v1'], clientConfig: { url: `${wh.url}/convert`, caBundle: Buffer.from(wh.caPem).toString('base64') } } },
+    },
+  }, H1)
+  wh.received.length = 0
+  let r = await s.request('POST', H1, { apiVersion: `${G}/v1`, kind: 'Hue', metadata: { name: 'h1' }, spec: { color: 'cyan' } })
+  t.equal(r.status, 201, r.text)
+  t.same(r.json.spec, { color: 'cyan' })
+  t.equal(wh.received[0]?.body?.request?.desiredAPIVersion, `${G}/v2`)
+  t.same(wh.received[0]?.body?.request?.objects?.[0]?.spec, { color: 'cyan' })
+  t.same(wh.received[1]?.body?.request?.objects?.[0]?.spec, { paint: { color: 'cyan' } }, 'stored as v2')
+  r = await s.request('GET', `${H1}/h1`)
+  t.equal(r.status, 200, r.text)
+  t.equal(r.json.apiVersion, `${G}/v1`)
+  t.same(r.json.spec, { color: 'cyan' })
+})
