@@ -8,8 +8,8 @@ import { ApiError, invalid } from '../machinery/errors.js'
 import { convertObjects, conversionWebhookOf, type ConversionWebhook } from '../registry/crd-conversion.js'
 import type { CustomInfo, ResolvedDefinition } from '../registry/define.js'
 import type { RequestContext, Response } from './context.js'
-import { negotiate } from './encode.js'
-import { metadataFormOf, tableVersionOf } from './table.js'
+import { encodeValue, negotiate } from './encode.js'
+import { buildTable, metadataFormOf, tableVersionOf } from './table.js'
 
 type Obj = Record<string, any>
 const isObj = (v: unknown): v is Obj => v !== null && typeof v === 'object' && !Array.isArray(v)
@@ -67,8 +67,20 @@ export async function routeWebhookConverted(ctx: RequestContext, wc: WebhookConv
       ctx.body = Buffer.from(JSON.stringify(s))
     }
   }
+  // A Table (kubectl get) is built from the converted objects with the requested version's columns: the handler
+  // answers JSON, converted, then tabled here.
+  const tv = i.verb === 'get' || i.verb === 'list' ? tableVersionOf(ctx.headers['accept']) : null
+  if (tv) (ctx.headers as Record<string, string>)['accept'] = JSON_TYPE
   const r = await run(wc.stored)
-  return viewResponse(ctx, wc, r)
+  if (!tv) return viewResponse(ctx, wc, r)
+  const v = await viewResponse(ctx, wc, r)
+  if (v.status >= 300 || v.stream || !v.contentType.startsWith(JSON_TYPE)) return v
+  const o = JSON.parse(v.body.toString()) as Obj
+  v.release?.()
+  const table = Array.isArray(o.items)
+    ? buildTable(wc.view, o.items as Obj[], isObj(o.metadata) ? o.metadata : {}, ctx.query, tv)
+    : buildTable(wc.view, [o], { resourceVersion: o.metadata?.resourceVersion ?? '' }, ctx.query, tv)
+  return { ...v, body: encodeValue(table, 'json', ctx.pretty), release: undefined }
 }
 
 /** Defaults `o` (of the requested version) and checks it against that version's schema and rules (`old`: its update's). */

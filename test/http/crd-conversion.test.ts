@@ -120,7 +120,7 @@ t.test('conversion webhook: the CRD', async () => {
       group: G, scope: 'Namespaced',
       names: { plural: 'paints', singular: 'paint', kind: 'Paint' },
       versions: [
-        { name: 'v1', served: true, storage: false, schema: paintSchema({ color: { type: 'string', 'x-orch-validations': [{ rule: 'self != "forbidden"', message: 'forbidden color' }] } }) },
+        { name: 'v1', served: true, storage: false, additionalPrinterColumns: [{ name: 'Color', type: 'string', jsonPath: '.spec.color' }], schema: paintSchema({ color: { type: 'string', 'x-orch-validations': [{ rule: 'self != "forbidden"', message: 'forbidden color' }] } }) },
         { name: 'v2', served: true, storage: true, schema: paintSchema({ paint: { type: 'object', properties: { color: { type: 'string' } } } }) },
       ],
       conversion: {
@@ -171,6 +171,16 @@ t.test('conversion webhook: a list in v1 is converted in one review', async (t) 
   t.same(l.json.items.map((i: any) => [i.apiVersion, i.metadata.name, i.spec.color]), [[`${G}/v1`, 'p1', 'red'], [`${G}/v1`, 'p2', 'green']])
   t.equal(wh.received.length, 1, 'one review')
   t.equal(wh.received[0]?.body?.request?.objects?.length, 2)
+  // kubectl get: a Table of v1's columns over the converted objects.
+  const TABLE = { accept: 'application/json;as=Table;v=v1;g=meta.orch.io,application/json' }
+  const tl = await s.request('GET', P1, undefined, TABLE)
+  t.equal(tl.status, 200, tl.text)
+  t.equal(tl.json.kind, 'Table')
+  t.same(tl.json.columnDefinitions.map((c: any) => c.name), ['Name', 'Color'])
+  t.same(tl.json.rows.map((row: any) => row.cells.slice(0, 2)), [['p1', 'red'], ['p2', 'green']])
+  const tg = await s.request('GET', `${P1}/p2`, undefined, TABLE)
+  t.equal(tg.status, 200, tg.text)
+  t.same(tg.json.rows.map((row: any) => row.cells.slice(0, 2)), [['p2', 'green']])
 })
 
 t.test('conversion webhook: patch and update in v1', async (t) => {
