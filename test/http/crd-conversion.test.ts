@@ -347,3 +347,11 @@ t.test('conversion webhook: a storage version that is not served', async (t) => 
   t.equal(r.json.apiVersion, `${G}/v1`)
   t.same(r.json.spec, { color: 'cyan' })
 })
+
+t.test('conversion webhook: a delete in v1 never answers the storage version', async (t) => {
+  answerWith()
+  const r = await s.request('DELETE', `${P1}/p3`)
+  t.equal(r.status, 200, r.text)
+  t.not(r.json.apiVersion, `${G}/v2`)
+  t.equal((await s.request('GET', `${P2}/p3`)).status, 404)
+})
