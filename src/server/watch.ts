@@ -345,9 +345,15 @@ function writeConverted(w: Watcher, wc: WebhookConversion, buf: Buffer | string)
     const text = buf.toString()
     let out: Buffer | string = buf
     if (text.includes(`"apiVersion":"${wc.stored.apiVersion}"`)) {
-      const ev = JSON.parse(text) as { object?: Record<string, any> }
+      const ev = JSON.parse(text) as { type: string; object?: Record<string, any> }
       if (ev.object !== undefined && ev.object.apiVersion === wc.stored.apiVersion && ev.object.kind === wc.view.kind) {
-        ev.object = (await toView(wc, [ev.object]))[0]
+        // A bookmark carries no object to convert: only its apiVersion is the requested one.
+        if (ev.type === 'BOOKMARK') ev.object.apiVersion = wc.view.apiVersion
+        else ev.object = (await toView(wc, [ev.object]))[0]
+        if (w.table && ev.type !== 'BOOKMARK') {
+          ev.object = buildTable(wc.view, [ev.object!], { resourceVersion: ev.object!.metadata?.resourceVersion ?? '' }, w.query, w.table, !w.tableColumnsSent)
+          w.tableColumnsSent = true
+        }
         out = `${JSON.stringify(ev)}\n`
       }
     }
@@ -431,7 +437,8 @@ function metadataEvent(type: string, rec: Uint8Array, apiVersion: string): Buffe
 
 function emit(w: Watcher, type: string, rec: Uint8Array): void {
   if (w.view !== null) { emitConverted(w, w.view, type, rec); return }
-  if (w.table) { write(w, tableEvent(w, type, rec, w.query)); return }
+  // A webhook-converted watch's Table is built after the conversion (writeConverted), from the plain event.
+  if (w.table && w.wc === null) { write(w, tableEvent(w, type, rec, w.query)); return }
   if (w.metadataOnly) { write(w, metadataEvent(type, rec, w.metadataOnly)); return }
   // Through an upstream alias path the objects carry the alias apiVersion (encoded for this watcher alone).
   write(w, w.alias ? frame(w.mt, type, recordObject(rec), w.alias) : encodeEvent(w.mt, type, rec))

@@ -228,6 +228,33 @@ t.test('conversion webhook: a watch in v1 sees converted events', async (t) => {
   t.same(evs.map((e: any) => [e.type, e.object.apiVersion, e.object.metadata.name, e.object.spec.color]), [['ADDED', `${G}/v1`, 'p3', 'white'], ['MODIFIED', `${G}/v1`, 'p3', 'grey']])
 })
 
+t.test('conversion webhook: a Table watch in v1 with initial events and bookmarks', async (t) => {
+  answerWith()
+  wh.received.length = 0
+  const ctrl = new AbortController()
+  const res = await fetch(`${s.url}${P1}?watch=1&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true`, {
+    headers: { authorization: `Bearer ${s.adminToken}`, accept: 'application/json;as=Table;v=v1;g=meta.orch.io,application/json' }, signal: ctrl.signal,
+  })
+  t.equal(res.status, 200)
+  const reader = res.body!.getReader()
+  let text = ''
+  const dec = new TextDecoder()
+  while (!text.includes('"BOOKMARK"') || !text.endsWith('\n')) {
+    const { value, done } = await reader.read()
+    if (done) break
+    text += dec.decode(value)
+  }
+  ctrl.abort()
+  const evs = text.split('\n').filter((l) => l !== '').map((l) => JSON.parse(l))
+  const added = evs.filter((e: any) => e.type === 'ADDED')
+  t.same(added.map((e: any) => [e.object.kind, e.object.rows[0].cells.slice(0, 2)]), [['Table', ['p1', 'black']], ['Table', ['p2', 'green']], ['Table', ['p3', 'grey']]])
+  t.same(added[0].object.columnDefinitions.map((c: any) => c.name), ['Name', 'Color'])
+  const bm = evs.find((e: any) => e.type === 'BOOKMARK')
+  t.equal(bm?.object?.apiVersion, `${G}/v1`)
+  t.equal(bm?.object?.kind, 'Paint')
+  t.ok(wh.received.every((r) => r.body.request.objects.every((o: any) => o.metadata?.uid)), 'no bookmark sent to the webhook')
+})
+
 t.test('conversion webhook: failures are 500 InternalError', async (t) => {
   wh.answer = () => ({ status: 500, body: { error: 'boom' } })
   let r = await s.request('GET', `${P1}/p1`)
