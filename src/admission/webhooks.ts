@@ -233,7 +233,7 @@ function dryRun(a: Attributes): boolean {
 }
 
 /** upstream ResolveEndpoint: a ready endpoint of the Service's port, from its EndpointSlices (else its Endpoints). */
-function resolveService(svc: NonNullable<Target['service']>): { host: string; port: number } {
+export function resolveService(svc: NonNullable<Target['service']>): { host: string; port: number } {
   const s = store!
   const read = (group: string, resource: string): Obj | undefined => {
     const rec = s.getFresh(s.shardFor(group, resource), objectKey(group, resource, svc.namespace, svc.name))

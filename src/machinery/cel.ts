@@ -1,6 +1,7 @@
 // CEL compile checks for admission policy expressions (@marcbachmann/cel-js): syntax, undeclared identifiers and the
 // result type, reported in the text of upstream's compiler (cel-go issues: `ERROR: <input>:line:col: ...` plus a snippet).
 import { Environment } from '@marcbachmann/cel-js'
+import { registerFormatLibrary } from './cel-format.js'
 
 /** The result an expression must have: a condition, a message, an audit annotation value, or anything (a variable). */
 export type CelResult = 'bool' | 'string' | 'string-or-null' | 'any'
@@ -295,6 +296,7 @@ function library(): Environment {
   env.registerType('PathCheck', CelPathCheck as never)
   env.registerType('ResourceCheck', CelResourceCheck as never)
   env.registerType('AuthorizationDecision', CelAuthzDecision as never)
+  registerFormatLibrary(env)
   env.registerFunction('Authorizer.group(string): GroupCheck', (a: CelAuthorizer, g: string) => new CelGroupCheck(a, g))
   env.registerFunction('Authorizer.path(string): PathCheck', (a: CelAuthorizer, p: string) => {
     if (p.trim() === '') throw new CelRuntimeError('path must not be empty')

@@ -1,4 +1,5 @@
 // RequestContext: everything one request carries through the stages, with the same shape for every request.
+import type { WebhookConversion } from './crd-convert.js'
 import type { Logger } from 'pino'
 import type { RequestInfo } from '../server/request-info.js'
 import type { ResolvedDefinition } from '../registry/define.js'
@@ -48,6 +49,8 @@ export class RequestContext {
    * handlers get the stored definition, and the edges convert (src/pipeline/convert.ts). Undefined for every other type.
    */
   conversion: ResolvedDefinition | undefined
+  /** A custom resource converted through its CRD's conversion webhook (src/pipeline/crd-convert.ts); else undefined. */
+  webhookConversion: WebhookConversion | undefined
   user: UserInfo | undefined
   readonly reqId: string
   #root: Logger
@@ -97,6 +100,7 @@ export class RequestContext {
     this.aliasGroup = undefined
     this.versionAlias = undefined
     this.conversion = undefined
+    this.webhookConversion = undefined
     this.user = undefined
     this.reqId = reqId
     this.#root = root

@@ -16,6 +16,7 @@ import { virtualRoute } from './reviews.js'
 import { connect, connectSubresource } from './connect.js'
 import { metadataFormOf, tableVersionOf } from './table.js'
 import type { RequestContext, Response } from './context.js'
+import { routeWebhookConverted, webhookOf, type WebhookConversion } from './crd-convert.js'
 
 type Stage = (ctx: RequestContext) => void | Promise<void>
 
@@ -136,8 +137,20 @@ function route(ctx: RequestContext): Response | Promise<Response> {
   const connectSub = connectSubresource(def, i.subresource)
   if (connectSub !== undefined) return connect(ctx, def, connectSub)
   if (ctx.method === 'HEAD') throw methodNotAllowed()
+  let wc: WebhookConversion | undefined
   if (def.custom !== undefined) {
     customRequest(ctx, def)
+    // Conversion Webhook: another version than the storage version is converted through the webhook (crd-convert.ts).
+    if (def.custom.webhookSpec !== undefined && def.custom.storageVersion !== def.version && def.custom.storageVersion !== '') {
+      const stored = def.custom.unservedStorage ?? registry.lookup(def.group, def.custom.storageVersion, def.resource)
+      if (stored !== undefined) {
+        wc = { hook: webhookOf(def), view: def, stored }
+        // Answers are not streamed nor written by the fast paths: they are converted whole (same apiVersion: no rewrite).
+        ctx.versionAlias = [`${stored.apiVersion}"`, `${stored.apiVersion}"`, stored.custom!.readDefaults]
+      }
+    }
+  }
+  if (wc === undefined && def.custom !== undefined) {
     // Conversion None: only apiVersion differs between versions; objects are stored in the storage version.
     // A schema with defaults has them filled in what is read too (upstream defaults objects read from storage).
     const other = def.custom.storageVersion !== def.version && def.custom.storageVersion !== ''
@@ -149,6 +162,7 @@ function route(ctx: RequestContext): Response | Promise<Response> {
   if ((i.verb === 'update' || i.verb === 'patch') && i.name === '') throw methodNotAllowed()
   // A type served over another's storage: the handlers run on the stored type, the edges convert (convert.ts).
   if (def.stored !== undefined) return routeConverted(ctx, def, def.stored)
+  if (wc !== undefined) return routeWebhookConverted(ctx, wc, (stored) => routeVerb(ctx, stored))
   return routeVerb(ctx, def)
 }
 

@@ -12,7 +12,8 @@ import { hasDuplicateKeys, duplicateKeys } from '../machinery/field-validation.j
 import { dropNulls } from '../registry/schema.js'
 import { authorizeVerb } from './authorize.js'
 import { gr, keyFor, shardOfDef, storeOf } from './dispatch.js'
-import { create, guaranteedUpdate, resetFields } from './write.js'
+import { create, guaranteedUpdate, resetFields, type Mutated } from './write.js'
+import { toStored, toView, viewValid } from './crd-convert.js'
 import { storedBody, storedObject, viewObject } from './convert.js'
 
 const JSON_PATCH = 'application/json-patch+json'
@@ -74,8 +75,28 @@ export async function patch(ctx: RequestContext, def: ResolvedDefinition, target
     throw invalid('PatchOptions.meta.orch.io', 'meta.orch.io', 'PatchOptions', '', [fieldForbidden('force', 'may not be specified for non-apply patch')])
   }
   const body = parseBody(ctx, false)
+  const wc = ctx.webhookConversion
+  // A version converted by a CRD's conversion webhook: the stored object converted to it through the webhook, patched,
+  // and converted back (crd-convert.ts).
+  if (wc !== undefined) {
+    return guaranteedUpdate(ctx, def, target, name, 0, async (stored, curRv) => {
+      const [old] = await toView(wc, [stored])
+      const m = patched(ctx, def, ct, structuredClone(old), body, wc.view, undefined, treeOf(wc.view), curRv, name)
+      if (target === 'main') viewValid(wc, m.object, old)
+      const [o] = await toStored(wc, [m.object])
+      return { object: o, tracked: false }
+    }, { leavesOldAlone: true })
+  }
   return guaranteedUpdate(ctx, def, target, name, 0, (stored, curRv) => {
     const old = view === undefined ? stored : viewObject(view, stored)
+    return patched(ctx, def, ct, old, body, shown, view, schema, curRv, name)
+  // The three patch forms apply to a copy of the stored object and share nothing with it.
+  }, { leavesOldAlone: true })
+}
+
+/** A patch applied to `old` (in the shape of `shown`), checked, and (for a type over another's storage) converted. */
+function patched(ctx: RequestContext, def: ResolvedDefinition, ct: string, old: Obj, body: unknown, shown: ResolvedDefinition, view: ResolvedDefinition | undefined, schema: TypeNode, curRv: number, name: string): Mutated {
+  {
     let out: unknown
     try {
       if (ct === JSON_PATCH) out = applyJsonPatch(old, body)
@@ -96,8 +117,7 @@ export async function patch(ctx: RequestContext, def: ResolvedDefinition, target
     checkFields(ctx, shown, o)
     if (view !== undefined) return { object: storedBody(view, def, o), tracked: false }
     return { object: o, tracked: false }
-  // The three patch forms apply to a copy of the stored object and share nothing with it.
-  }, { leavesOldAlone: true })
+  }
 }
 
 async function serverSideApply(ctx: RequestContext, def: ResolvedDefinition, target: UpdateTarget, name: string, schema: TypeNode): Promise<Response> {

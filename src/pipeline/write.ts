@@ -233,7 +233,9 @@ export function trackFieldsBy(manager: string, def: ResolvedDefinition, old: Obj
  * What a write makes of the stored object. It gets a copy of the stored object and its resourceVersion; returns the
  * new object, and whether its managedFields are already set (apply) or must be tracked as an Update.
  */
-export type Mutation = (old: Obj, curRv: number) => { object: Obj; tracked: boolean }
+export interface Mutated { object: Obj; tracked: boolean }
+/** A mutation is synchronous except where a conversion webhook takes part (a patch of a webhook-converted version). */
+export type Mutation = (old: Obj, curRv: number) => Mutated | Promise<Mutated>
 
 /**
  * One update attempt from the stored record: mutate a copy of the stored object, admit it, track its fields, print it
@@ -245,7 +247,12 @@ export type Mutation = (old: Obj, curRv: number) => { object: Obj; tracked: bool
  */
 function attemptUpdate(ctx: RequestContext, def: ResolvedDefinition, target: UpdateTarget, key: string, rec: Buffer, curRv: number, mutate: Mutation, copyOld: boolean, dry: boolean, plugins: boolean): Attempt | Promise<Attempt> {
   const old = parseStored(rec)
-  const m = mutate(copyOld ? cloneJson(old) : old, curRv)
+  const m0 = mutate(copyOld ? cloneJson(old) : old, curRv)
+  if (m0 instanceof Promise) return m0.then((m) => admitAttempt(ctx, def, target, key, rec, curRv, old, m, dry, plugins))
+  return admitAttempt(ctx, def, target, key, rec, curRv, old, m0, dry, plugins)
+}
+
+function admitAttempt(ctx: RequestContext, def: ResolvedDefinition, target: UpdateTarget, key: string, rec: Buffer, curRv: number, old: Obj, m: Mutated, dry: boolean, plugins: boolean): Attempt | Promise<Attempt> {
   const now = Date.now()
   const mutated = admitUpdate(ctx, def, m.object, old, target)
   if (mutated) return mutated.then(() => validateUpdate(ctx, def, target, key, rec, curRv, old, m, dry, now, plugins))
@@ -253,13 +260,13 @@ function attemptUpdate(ctx: RequestContext, def: ResolvedDefinition, target: Upd
 }
 
 /** The validating plugins of an update attempt, then its send. */
-function validateUpdate(ctx: RequestContext, def: ResolvedDefinition, target: UpdateTarget, key: string, rec: Buffer, curRv: number, old: Obj, m: ReturnType<Mutation>, dry: boolean, now: number, plugins: boolean): Attempt | Promise<Attempt> {
+function validateUpdate(ctx: RequestContext, def: ResolvedDefinition, target: UpdateTarget, key: string, rec: Buffer, curRv: number, old: Obj, m: Mutated, dry: boolean, now: number, plugins: boolean): Attempt | Promise<Attempt> {
   const admitted = plugins ? admitPlugins(ctx, def, 'UPDATE', m.object, old) : undefined
   if (admitted) return admitted.then(() => sendUpdate(ctx, def, target, key, rec, curRv, old, m, dry, now))
   return sendUpdate(ctx, def, target, key, rec, curRv, old, m, dry, now)
 }
 
-function sendUpdate(ctx: RequestContext, def: ResolvedDefinition, target: UpdateTarget, key: string, rec: Buffer, curRv: number, old: Obj, m: ReturnType<Mutation>, dry: boolean, now: number): Attempt {
+function sendUpdate(ctx: RequestContext, def: ResolvedDefinition, target: UpdateTarget, key: string, rec: Buffer, curRv: number, old: Obj, m: Mutated, dry: boolean, now: number): Attempt {
   const o = m.tracked ? m.object : trackFields(ctx, def, old, m.object, target, now)
   o.metadata.resourceVersion = RV_MARKER
   const canon = canonical(o)

@@ -63,13 +63,59 @@ function errorFor(reason: string | undefined, field: string, type: string, detai
   return { type: t, field, value: type, detail }
 }
 
+const RESERVED = new Set(['true', 'false', 'null', 'in', 'as', 'break', 'const', 'continue', 'else', 'for', 'function', 'if', 'import', 'let', 'loop', 'package', 'namespace', 'return', 'var', 'void', 'while'])
+
+/**
+ * A property name as rules name it (upstream's escaping): `__` is `__underscores__`, `.` `__dot__`, `-` `__dash__`,
+ * `/` `__slash__`, a reserved word `__{word}__`. Undefined for a name that needs none.
+ */
+function escapedName(k: string): string | undefined {
+  if (RESERVED.has(k)) return `__${k}__`
+  if (!/__|[.\-/]/.test(k)) return undefined
+  return k.replace(/__|[.\-/]/g, (m) => m === '__' ? '__underscores__' : m === '.' ? '__dot__' : m === '-' ? '__dash__' : '__slash__')
+}
+
+function needsEscapes(s: unknown): boolean {
+  if (Array.isArray(s)) return s.some(needsEscapes)
+  if (!isObj(s)) return false
+  if (isObj(s.properties) && Object.keys(s.properties).some((k) => escapedName(k) !== undefined)) return true
+  return Object.values(s).some((v) => typeof v === 'object' && needsEscapes(v))
+}
+
+const escapes = new WeakMap<object, boolean>()
+
+/**
+ * The value a rule sees: CEL values, with the properties of object schemas under their escaped names (a map's keys,
+ * additionalProperties, stay as they are: rules index them).
+ */
+function ruleValue(s: SchemaNode, v: unknown): unknown {
+  let e = escapes.get(s)
+  if (e === undefined) { e = needsEscapes(s); escapes.set(s, e) }
+  if (!e) return toCelValue(v)
+  return escapedValue(s, v)
+}
+
+function escapedValue(s: unknown, v: unknown): unknown {
+  if (!isObj(s)) return toCelValue(v)
+  if (Array.isArray(v)) return v.map((x) => escapedValue(s.items, x))
+  if (!isObj(v)) return toCelValue(v)
+  const props = isObj(s.properties) ? s.properties : undefined
+  const out: Obj = {}
+  for (const k of Object.keys(v)) {
+    if (v[k] === undefined) continue
+    if (props !== undefined && k in props) out[escapedName(k) ?? k] = escapedValue(props[k], v[k])
+    else out[k] = escapedValue(s.additionalProperties, v[k])
+  }
+  return out
+}
+
 /** Evaluates the rules of `s` on `v` (and below it); `old` is the value before the update, when there is one. */
 export function validateRules(s: SchemaNode, v: unknown, old: unknown, path: string, errs: FieldError[]): void {
   if (!isObj(s) || v === undefined || v === null) return
   const rules = rulesOf(s)
   if (rules.length > 0) {
-    const self = toCelValue(v)
-    const oldSelf = old === undefined ? undefined : toCelValue(old)
+    const self = ruleValue(s, v)
+    const oldSelf = old === undefined ? undefined : ruleValue(s, old)
     const type = typeof s.type === 'string' ? s.type : ''
     for (const r of rules) {
       if (r.transition && old === undefined) continue

@@ -144,6 +144,13 @@ export function definitionsOf(crd: Obj): ResolvedDefinition[] {
     if (v.served !== true || typeof v.name !== 'string') continue
     out.push(versionDefinition(crd, spec, names, v, storage, terminating))
   }
+  // Conversion Webhook with a storage version that is not served: its definition is kept for the served ones to convert
+  // to and from (src/pipeline/crd-convert.ts); it is not in the registry.
+  const sv = versions.find((v) => v.storage === true)
+  if (isObj(spec.conversion) && spec.conversion.strategy === 'Webhook' && sv !== undefined && sv.served !== true && typeof sv.name === 'string') {
+    const stored = versionDefinition(crd, spec, names, sv, storage, terminating)
+    for (const d of out) d.custom!.unservedStorage = stored
+  }
   return out
 }
 
@@ -221,6 +228,7 @@ function versionDefinition(crd: Obj, spec: Obj, names: Obj, v: Obj, storage: str
     const out = JSON.stringify(o)
     return out.length === before ? json : out
   }
+  if (isObj(spec.conversion) && spec.conversion.strategy === 'Webhook') custom.webhookSpec = spec
   if (v.deprecated === true) custom.warning = typeof v.deprecationWarning === 'string' ? v.deprecationWarning : deprecationWarning(v.name, spec)
   return resolveDefinition({
     group: spec.group, version: v.name, kind: names.kind, resource: names.plural,

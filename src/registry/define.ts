@@ -152,6 +152,10 @@ export interface CustomInfo {
   schema: SchemaNode
   /** The Warning every request of a deprecated version gets. */
   warning?: string
+  /** The CRD's spec when its conversion strategy is Webhook (src/pipeline/crd-convert.ts converts other versions). */
+  webhookSpec?: Record<string, any>
+  /** With webhookSpec: the storage version's definition when that version is not served (not in the registry). */
+  unservedStorage?: ResolvedDefinition
   /** One stored object's JSON with the schema's defaults filled in; only when the schema has defaults. */
   readDefaults?: (objectJson: string) => string
 }

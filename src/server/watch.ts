@@ -1,7 +1,7 @@
 // Watch streams: per-type hubs fed once by the owning shard, per-watcher filtering, one encoding per event shared by all watchers.
 import type { HttpResponse } from 'uWebSockets.js'
 import type { Logger } from 'pino'
-import { badRequest, expired, fieldForbidden, fieldNotSupported, invalid, notAcceptable, type ApiError, type FieldError } from '../machinery/errors.js'
+import { badRequest, expired, fieldForbidden, fieldNotSupported, invalid, notAcceptable, ApiError, type FieldError } from '../machinery/errors.js'
 import { queryFlag } from './request-info.js'
 import { recordAttrs, recordObject, typePrefix, type Attrs } from '../machinery/storage-format.js'
 import type { WatchEvent } from '../../actors/shard/messages.js'
@@ -21,6 +21,7 @@ import { longRunningStarted, observeRequest } from './metrics.js'
 import { buildTable, metadataFormOf, partialObjectMetadata, tableVersionOf } from '../pipeline/table.js'
 import { configureWatch } from '../pipeline/index.js'
 import { viewJson, viewObject } from '../pipeline/convert.js'
+import { toView, type WebhookConversion } from '../pipeline/crd-convert.js'
 import { statusLine } from './respond.js'
 
 /** A watcher whose unsent bytes pass this is cut off (its client relists); writers never wait for it. */
@@ -39,6 +40,10 @@ interface Watcher {
   def: ResolvedDefinition
   /** The served type when it is served over another's storage (`def` is the stored one): events are converted to it. */
   view: ResolvedDefinition | null
+  /** A custom resource version converted by its CRD's conversion webhook: each frame is converted, in order. */
+  wc: WebhookConversion | null
+  /** The conversions under way (frames go out in order once each is converted). */
+  chain: Promise<void> | undefined
   /** key prefix the watcher sees (type, namespace or one object) */
   prefix: string
   name: string
@@ -319,6 +324,7 @@ function encodeEvent(mt: MediaType, type: string, rec: Uint8Array): Buffer {
 
 function write(w: Watcher, buf: Buffer | string): void {
   if (w.closed) return
+  if (w.wc !== null) { writeConverted(w, w.wc, buf); return }
   w.wrote = true
   // During a delivery the frames of one watcher are gathered and go out in one corked write (one send).
   if (delivering) {
@@ -327,6 +333,42 @@ function write(w: Watcher, buf: Buffer | string): void {
     return
   }
   writeNow(w, buf)
+}
+
+/**
+ * write() for a watch of a webhook-converted version: the frame's object converted through the webhook (one review per
+ * event), frames kept in order; a failed conversion ends the watch with an ERROR event carrying the Status.
+ */
+function writeConverted(w: Watcher, wc: WebhookConversion, buf: Buffer | string): void {
+  const step = async (): Promise<void> => {
+    if (w.closed) return
+    const text = buf.toString()
+    let out: Buffer | string = buf
+    if (text.includes(`"apiVersion":"${wc.stored.apiVersion}"`)) {
+      const ev = JSON.parse(text) as { type: string; object?: Record<string, any> }
+      if (ev.object !== undefined && ev.object.apiVersion === wc.stored.apiVersion && ev.object.kind === wc.view.kind) {
+        // A bookmark carries no object to convert: only its apiVersion is the requested one.
+        if (ev.type === 'BOOKMARK') ev.object.apiVersion = wc.view.apiVersion
+        else ev.object = (await toView(wc, [ev.object]))[0]
+        if (w.table && ev.type !== 'BOOKMARK') {
+          ev.object = buildTable(wc.view, [ev.object!], { resourceVersion: ev.object!.metadata?.resourceVersion ?? '' }, w.query, w.table, !w.tableColumnsSent)
+          w.tableColumnsSent = true
+        }
+        out = `${JSON.stringify(ev)}\n`
+      }
+    }
+    if (w.closed) return
+    w.wrote = true
+    writeNow(w, out)
+  }
+  const failed = (err: unknown): void => {
+    if (w.closed) return
+    const e = err instanceof ApiError ? err : new ApiError(500, 'InternalError', `Internal error occurred: ${(err as Error).message}`)
+    w.wrote = true
+    writeNow(w, errorFrame(w, e))
+    end(w)
+  }
+  w.chain = (w.chain ?? Promise.resolve()).then(step).catch(failed)
 }
 
 function flushDirty(): void {
@@ -395,7 +437,8 @@ function metadataEvent(type: string, rec: Uint8Array, apiVersion: string): Buffe
 
 function emit(w: Watcher, type: string, rec: Uint8Array): void {
   if (w.view !== null) { emitConverted(w, w.view, type, rec); return }
-  if (w.table) { write(w, tableEvent(w, type, rec, w.query)); return }
+  // A webhook-converted watch's Table is built after the conversion (writeConverted), from the plain event.
+  if (w.table && w.wc === null) { write(w, tableEvent(w, type, rec, w.query)); return }
   if (w.metadataOnly) { write(w, metadataEvent(type, rec, w.metadataOnly)); return }
   // Through an upstream alias path the objects carry the alias apiVersion (encoded for this watcher alone).
   write(w, w.alias ? frame(w.mt, type, recordObject(rec), w.alias) : encodeEvent(w.mt, type, rec))
@@ -546,10 +589,12 @@ async function startWatch(ctx: RequestContext, def: ResolvedDefinition): Promise
     if (r.ok) backlog = r.events ?? []
     else if (r.reason === 'expired') expiredErr = expired(`too old resource version: ${startRv} (${r.rv})`)
   }
+  const wc = ctx.webhookConversion ?? null
+  if (wc !== null && mt !== 'json') throw new ApiError(406, 'NotAcceptable', `a watch of ${wc.view.resource}.${wc.view.group} in version ${wc.view.version} is served as JSON only by this server: its conversion webhook converts each event`)
   return {
     status: 200, body: '', contentType: 'application/json', headers: [],
     stream: (res: HttpResponse) => {
-      const w: Watcher = { res, def, view: ctx.conversion ?? null, prefix, name, sel, query: q, sentRv: 0, pending: [], pendingBytes: 0, bookmarks: queryFlag(q.get('allowWatchBookmarks')), table: tableVersionOf(ctx.headers['accept']), metadataOnly, alias: aliasOf(ctx) ?? null, mt, tableColumnsSent: false, closed: false, buffered: 0, drainWatch: false, timers: [], hub, slot: slotOf(def, typeKey, prefix, name, sel), out: [], wrote: false, finish: watchFinisher(ctx) }
+      const w: Watcher = { res, def, wc, chain: undefined, view: ctx.conversion ?? null, prefix, name, sel, query: q, sentRv: 0, pending: [], pendingBytes: 0, bookmarks: queryFlag(q.get('allowWatchBookmarks')), table: tableVersionOf(ctx.headers['accept']), metadataOnly, alias: aliasOf(ctx) ?? null, mt, tableColumnsSent: false, closed: false, buffered: 0, drainWatch: false, timers: [], hub, slot: slotOf(def, typeKey, prefix, name, sel), out: [], wrote: false, finish: watchFinisher(ctx) }
       watchMetrics.started++
       watchMetrics.active++
       res.onAborted(() => { if (!w.closed) { w.closed = true; for (const t of w.timers) clearTimeout(t); hub.remove(w); watchMetrics.active--; w.finish() } })
