@@ -23,7 +23,7 @@ export const mixed: Scenario = {
   summary: 'kubelet-like: lease renewals, pod status updates, per-node pod informers (LIST + WATCH by spec.nodeName)',
   options: ['connections', 'object-size', 'nodes', 'pods-per-node', 'lease-interval', 'pod-update-interval', 'pod-status-write'],
   defaults: { connections: 1000, duration: 30, 'object-size': 1024 },
-  smokeDefaults: { connections: 4, duration: 1.5 },
+  smokeDefaults: { connections: 4, duration: 1 },
   async run(ctx: Ctx): Promise<ScenarioResult> {
     const N = Math.max(1, ctx.int('nodes'))
     const statusWrite = ctx.str('pod-status-write')

@@ -1,5 +1,5 @@
 // The bench options: one table of names, types, defaults and help; scenarios pick the ones they use and may change
-// defaults; --smoke swaps in tiny sizes so that every scenario runs in about a second.
+// defaults; --smoke swaps in tiny sizes so that every measurement takes about half a second.
 export type OptionType = 'int' | 'number' | 'string' | 'bool' | 'list'
 
 export interface OptionSpec {
@@ -11,8 +11,8 @@ export interface OptionSpec {
 }
 
 export const OPTIONS: Record<string, OptionSpec> = {
-  duration: { type: 'number', default: 10, smoke: 1, help: 'seconds to measure' },
-  warmup: { type: 'number', default: 2, smoke: 0.3, help: 'seconds of warm-up before measuring (not recorded)' },
+  duration: { type: 'number', default: 10, smoke: 0.5, help: 'seconds to measure' },
+  warmup: { type: 'number', default: 2, smoke: 0.1, help: 'seconds of warm-up before measuring (not recorded)' },
   count: { type: 'int', default: 0, help: 'measure this many operations instead of a duration (0 = use --duration)' },
   connections: { type: 'int', default: 64, smoke: 4, help: 'concurrent HTTP/1.1 keep-alive connections, one request in flight each (and the etcd peer\'s concurrency)' },
   'object-size': { type: 'int', default: 1024, help: 'bytes of each ConfigMap (or Pod) as sent' },
@@ -43,7 +43,7 @@ export const OPTIONS: Record<string, OptionSpec> = {
   'server-arg': { type: 'list', default: [], help: 'extra server flag, repeatable (--server-arg=--watch-history=1m)' },
   json: { type: 'string', default: '', help: 'write the report as JSON to this file' },
   html: { type: 'string', default: '', help: 'write a self-contained HTML page (latency distribution, throughput over time) to this file' },
-  smoke: { type: 'bool', default: false, help: 'tiny sizes, about a second per measurement (used by npm test)' },
+  smoke: { type: 'bool', default: false, help: 'tiny sizes, about half a second per measurement (used by npm test)' },
   keep: { type: 'bool', default: false, help: 'keep the temporary directory (data dirs and server logs)' },
   progress: { type: 'bool', default: true, help: 'progress lines on stderr' },
 }

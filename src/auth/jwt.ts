@@ -9,12 +9,19 @@ import { celEvaluate, toCelValue } from '../machinery/cel.js'
 import type { UserInfo } from '../pipeline/context.js'
 import { CREDENTIAL_ID_KEY, type ClaimOrProgram, type CompiledJwt } from './jwt-config.js'
 
+/**
+ * Test-only: ORCH_TEST_OIDC_INTERVAL_MS (milliseconds, read once when the module loads) stands in for the two 10 s
+ * intervals below, so that black-box tests of the retry and of the refetch limit do not wait them out. Unset (as
+ * always outside the tests), both are upstream's 10 s.
+ */
+const TEST_INTERVAL_MS = Number(process.env.ORCH_TEST_OIDC_INTERVAL_MS ?? '')
+const INTERVAL_MS = Number.isInteger(TEST_INTERVAL_MS) && TEST_INTERVAL_MS > 0 ? TEST_INTERVAL_MS : 10_000
 /** Upstream polls an uninitialized issuer every 10 s (wait.PollUntilContextCancel, immediately first). */
-const INIT_RETRY_MS = 10_000
+const INIT_RETRY_MS = INTERVAL_MS
 /** The http.Client timeout of upstream's issuer client. */
 const HTTP_TIMEOUT_MS = 30_000
 /** A token whose `kid` is unknown refetches the key set at most this often (go-oidc refetches on every miss). */
-const JWKS_REFETCH_MS = 10_000
+const JWKS_REFETCH_MS = INTERVAL_MS
 /** go-oidc's leeway on `nbf` (it has none on `exp`, and does not check `iat`). */
 const NBF_LEEWAY_MS = 60_000
 const MAX_BODY = 1 << 20
@@ -183,7 +190,7 @@ export class JwtAuthenticator {
       keys.prefetch()
     } catch (err) {
       this.health = (err as Error).message
-      this.log.error({ issuer: this.c.url, err: this.health }, 'oidc authenticator: initializing plugin failed; retrying in 10s')
+      this.log.error({ issuer: this.c.url, err: this.health }, `oidc authenticator: initializing plugin failed; retrying in ${INIT_RETRY_MS / 1000}s`)
       if (!this.#closed) { this.#timer = setTimeout(() => void this.#init(), INIT_RETRY_MS); this.#timer.unref() }
     }
   }

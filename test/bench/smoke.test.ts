@@ -31,9 +31,10 @@ const cases: Case[] = [
 
 interface Outcome { code: number | null; stdout: string; stderr: string }
 
-function run(c: Case): Promise<Outcome> {
+/** One run of the CLI; its --json file is <key>.json (two runs of one scenario may overlap). */
+function run(c: Case, key: string): Promise<Outcome> {
   return new Promise((resolve) => {
-    const p = spawn(process.execPath, [runJs, c.scenario, '--smoke', '--no-progress', '--json', join(tmp, `${c.scenario}.json`), ...c.args], { stdio: ['ignore', 'pipe', 'pipe'] })
+    const p = spawn(process.execPath, [runJs, c.scenario, '--smoke', '--no-progress', '--json', join(tmp, `${key}.json`), ...c.args], { stdio: ['ignore', 'pipe', 'pipe'] })
     let stdout = ''
     let stderr = ''
     p.stdout.on('data', (d) => { stdout += d })
@@ -43,15 +44,30 @@ function run(c: Case): Promise<Outcome> {
   })
 }
 
-// two at a time: most of a smoke run is server start-up, which leaves a core idle
+// Every CLI run of this file, the extra ones of the later tests too, goes through one queue worked by two lanes from
+// the start, the longest first (most of a smoke run is server start-up, which leaves a core idle); each test awaits
+// its own runs. Keys: the scenario for the runs of `cases`, a name of its own for the others.
+const extra: Record<string, Case> = {
+  'apf-wrk': { scenario: 'apf-fairness', args: ['--parts', 'cost', '--client', 'wrk'] },
+  'mixed-patch': { scenario: 'mixed', args: ['--pod-status-write', 'patch'] },
+  'mixed-put': { scenario: 'mixed', args: ['--pod-status-write', 'put'] },
+  'mixed-post': { scenario: 'mixed', args: ['--pod-status-write', 'post'] },
+  nope: { scenario: 'nope', args: [] },
+  bogus: { scenario: 'get', args: ['--bogus', '1'] },
+}
+const wrk = findWrk() !== undefined
+// server starts per run, roughly its cost: the order of the queue
+const weight: Record<string, number> = { startup: 3, 'apf-fairness': 3, memory: 2, 'apf-wrk': 2, create: 2, mixed: 1.5, 'mixed-patch': 1.5, 'mixed-put': 1.5, 'mixed-post': 0.1, nope: 0.1, bogus: 0.1 }
 const outcomes = new Map<string, Promise<Outcome>>()
 {
-  const queue = [...cases]
+  const queue: Array<[string, Case]> = [...cases.map((c): [string, Case] => [c.scenario, c]), ...Object.entries(extra).filter(([k]) => k !== 'apf-wrk' || wrk)]
+  queue.sort((a, b) => (weight[b[0]] ?? 1) - (weight[a[0]] ?? 1))
+  const started = new Map<string, (o: Promise<Outcome>) => void>()
+  for (const [key] of queue) outcomes.set(key, new Promise<Outcome>((resolve) => started.set(key, (p) => { void p.then(resolve) })))
   const lane = async () => {
-    for (let c = queue.shift(); c; c = queue.shift()) {
-      const cur = c
-      const p = run(cur)
-      outcomes.set(cur.scenario, p)
+    for (let next = queue.shift(); next; next = queue.shift()) {
+      const p = run(next[1], next[0])
+      started.get(next[0])!(p)
       await p
     }
   }
@@ -59,10 +75,7 @@ const outcomes = new Map<string, Promise<Outcome>>()
   t.teardown(() => lanes)
 }
 
-const waitFor = async (scenario: string): Promise<Outcome> => {
-  while (!outcomes.has(scenario)) await new Promise((r) => setTimeout(r, 20))
-  return outcomes.get(scenario)!
-}
+const waitFor = (key: string): Promise<Outcome> => outcomes.get(key)!
 
 for (const c of cases) {
   t.test(`bench ${c.scenario} --smoke`, async (t) => {
@@ -106,16 +119,16 @@ for (const c of cases) {
 }
 
 t.test('unknown scenario and unknown option exit 2 with a message', async (t) => {
-  const a = await run({ scenario: 'nope', args: [] })
+  const a = await waitFor('nope')
   t.equal(a.code, 2)
   t.match(a.stderr, /unknown scenario/)
-  const b = await run({ scenario: 'get', args: ['--bogus', '1'] })
+  const b = await waitFor('bogus')
   t.equal(b.code, 2)
   t.match(b.stderr, /unknown option --bogus/)
 })
 
-t.test('apf-fairness --parts cost --client wrk: the GETs by wrk, with the token, all answered 200', { skip: findWrk() === undefined ? 'wrk is not installed (apt-get install wrk)' : false }, async (t) => {
-  const o = await run({ scenario: 'apf-fairness', args: ['--parts', 'cost', '--client', 'wrk'] })
+t.test('apf-fairness --parts cost --client wrk: the GETs by wrk, with the token, all answered 200', { skip: !wrk ? 'wrk is not installed (apt-get install wrk)' : false }, async (t) => {
+  const o = await waitFor('apf-wrk')
   t.equal(o.code, 0, `exit code (stderr: ${o.stderr.slice(-2000)})`)
   const report = JSON.parse(o.stdout.trim().split('\n').pop() ?? '{}')
   t.same(report.rows.map((r: any) => r.name.replace(/ \(.*$/, '')), ['GET configmap as a user, 16 conns, APF on', 'GET configmap as a user, 16 conns, APF off'].map((n) => n.replace('16', String(report.settings.connections.value))))
@@ -132,7 +145,7 @@ t.test('the CLI exists once built', async (t) => {
 
 t.test('mixed writes pod status as the kubelet does (a strategic merge patch) or as a whole PUT, every write answered 200 and seen by both informers', async (t) => {
   for (const how of ['patch', 'put']) {
-    const o = await run({ scenario: 'mixed', args: ['--pod-status-write', how] })
+    const o = await waitFor(`mixed-${how}`)
     t.equal(o.code, 0, `${how}: exit code (stderr: ${o.stderr.slice(-2000)})`)
     const report = JSON.parse(o.stdout.trim().split('\n').pop() ?? '{}')
     const row = report.rows?.find((r: any) => r.name.startsWith('pod status '))
@@ -143,7 +156,7 @@ t.test('mixed writes pod status as the kubelet does (a strategic merge patch) or
       t.equal(d.details.missed, 0, `${how}: ${d.name} missed nothing`)
     }
   }
-  const bad = await run({ scenario: 'mixed', args: ['--pod-status-write', 'post'] })
+  const bad = await waitFor('mixed-post')
   t.not(bad.code, 0, 'an unknown way of writing is refused')
   t.match(bad.stderr, /--pod-status-write: "post" is not patch or put/)
 })

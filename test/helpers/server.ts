@@ -80,6 +80,8 @@ export interface StartOptions {
   args?: string[]; dataDir?: string; keepDataDir?: boolean; secure?: boolean
   /** plain-HTTP port to use (e.g. the port of a previous run, for a restart on the same address); random when unset */
   port?: number
+  /** environment variables added to this process's for the server (the test-only ORCH_TEST_* ones) */
+  env?: Record<string, string>
 }
 
 export async function startServer(opts: StartOptions = {}): Promise<TestServer> {
@@ -100,7 +102,7 @@ async function startOnce(opts: StartOptions): Promise<TestServer> {
   const port = opts.port ?? await freePort()
   const securePort = opts.secure ? await freePort() : 0
   const args = [mainJs, '--port', String(port), '--secure-port', String(securePort), '--data-dir', dataDir, '--log-level', 'info', ...(opts.args ?? [])]
-  const proc = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'] })
+  const proc = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'], env: opts.env ? { ...process.env, ...opts.env } : undefined })
   const logs: string[] = []
   let buf = ''
   const ready = new Promise<void>((resolve, reject) => {

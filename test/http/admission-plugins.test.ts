@@ -1,10 +1,10 @@
 // Black-box: --enable-admission-plugins / --disable-admission-plugins: upstream's start-up errors, --help, and what
 // turning a plugin off changes.
 import t from 'tap'
-import { mkdtempSync, rmSync } from 'node:fs'
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { startServer, runMain as runServerMain } from '../helpers/server.js'
+import { startServer, runMain as runServerMain, type TestServer } from '../helpers/server.js'
 
 /** The server's main with `args`; port 1 is never bound: every run here stops at its flags. */
 async function runMain(args: string[]): Promise<{ code: number | null; out: string }> {
@@ -12,6 +12,21 @@ async function runMain(args: string[]): Promise<{ code: number | null; out: stri
   try { return await runServerMain(['--port', '1', '--secure-port', '0', '--data-dir', dir, ...args]) } finally { rmSync(dir, { recursive: true, force: true }) }
 }
 
+
+// Two at a time: the runs that stop at their flags beside the servers' start-ups.
+t.jobs = 2
+
+// A kubelet's token (node-a), for the NodeRestriction test.
+const tokenDir = mkdtempSync(join(tmpdir(), 'orch-plugins-nr-'))
+t.teardown(() => rmSync(tokenDir, { recursive: true, force: true }))
+const tokens = join(tokenDir, 'tokens.csv')
+writeFileSync(tokens, 'node-a-token,system:node:node-a,u-a,"system:nodes"\n')
+
+// One server with the default plugins (and the kubelet's token, which changes no admission) for the tests of the
+// defaults, started by the first that needs it.
+let defaults: Promise<TestServer> | undefined
+const defaultServer = (): Promise<TestServer> => (defaults ??= startServer({ args: ['--token-auth-file', tokens] }))
+t.teardown(async () => { if (defaults) await (await defaults).stop() })
 
 const pod = (name: string, spec: Record<string, unknown> = {}) => ({ apiVersion: 'v1', kind: 'Pod', metadata: { name }, spec: { containers: [{ name: 'c', image: 'i' }], ...spec } })
 
@@ -27,8 +42,12 @@ t.test('bad flag combinations refuse the start with upstream\'s texts', async (t
     // A plugin upstream has and this server does not may not be turned on (it would not run).
     [['--enable-admission-plugins=ImagePolicyWebhook'], 'orch-apiserver: enable-admission-plugins plugin "ImagePolicyWebhook" is not implemented by this server\n'],
   ]
-  for (const [args, text] of cases) {
-    const r = await runMain(args)
+  // Each run stops at its flags: two at a time, then the checks in order.
+  const results: Array<{ code: number | null; out: string }> = []
+  let next = 0
+  await Promise.all(Array.from({ length: 2 }, async () => { for (let i = next++; i < cases.length; i = next++) results[i] = await runMain(cases[i][0]) }))
+  for (const [i, [args, text]] of cases.entries()) {
+    const r = results[i]
     t.equal(r.code, 2, args.join(' '))
     t.equal(r.out, text, args.join(' '))
   }
@@ -79,8 +98,7 @@ t.test('--disable-admission-plugins=ServiceAccount,NamespaceLifecycle,Priority: 
 })
 
 t.test('on by default: the same requests are admitted by the plugins', async (t) => {
-  const s = await startServer()
-  t.teardown(() => s.stop())
+  const s = await defaultServer()
   let r = await s.request('POST', '/api/v1/namespaces/default/pods', pod('plain'))
   t.equal(r.status, 201, r.text)
   t.equal(r.json.spec.serviceAccountName, 'default')
@@ -94,19 +112,21 @@ t.test('on by default: the same requests are admitted by the plugins', async (t)
 })
 
 t.test('--disable-admission-plugins=NodeRestriction: a kubelet may write pods of other nodes (Node authorization still limits it)', async (t) => {
-  const dir = mkdtempSync(join(tmpdir(), 'orch-plugins-nr-'))
-  t.teardown(() => rmSync(dir, { recursive: true, force: true }))
-  const { writeFileSync } = await import('node:fs')
-  const tokens = join(dir, 'tokens.csv')
-  writeFileSync(tokens, 'node-a-token,system:node:node-a,u-a,"system:nodes"\n')
-  for (const off of [false, true]) {
-    const s = await startServer({ args: ['--token-auth-file', tokens, ...(off ? ['--disable-admission-plugins=NodeRestriction'] : [])] })
-    // A mirror pod of another node: NodeRestriction refuses it, Node authorization allows pod creates.
-    const r = await s.requestAs('node-a-token', 'POST', '/api/v1/namespaces/default/pods', {
-      apiVersion: 'v1', kind: 'Pod', metadata: { name: 'mirror', annotations: { 'orch.io/config.mirror': 'x' } },
-      spec: { nodeName: 'node-b', containers: [{ name: 'c', image: 'i' }] },
-    })
-    await s.stop()
+  // Plugin on (the server of the defaults) and off (a server of its own); the checks in order.
+  const answers = await Promise.all([false, true].map(async (off) => {
+    const s = off ? await startServer({ args: ['--token-auth-file', tokens, '--disable-admission-plugins=NodeRestriction'] }) : await defaultServer()
+    try {
+      // A mirror pod of another node: NodeRestriction refuses it, Node authorization allows pod creates.
+      return await s.requestAs('node-a-token', 'POST', '/api/v1/namespaces/default/pods', {
+        apiVersion: 'v1', kind: 'Pod', metadata: { name: 'mirror', annotations: { 'orch.io/config.mirror': 'x' } },
+        spec: { nodeName: 'node-b', containers: [{ name: 'c', image: 'i' }] },
+      })
+    } finally {
+      if (off) await s.stop()
+    }
+  }))
+  for (const [i, off] of [false, true].entries()) {
+    const r = answers[i]
     if (off) t.equal(r.status, 201, `NodeRestriction off: ${r.text}`)
     else {
       t.equal(r.status, 403, r.text)

@@ -3,7 +3,7 @@
 // through kubectl 1.32 (auth whoami over TLS), TokenReview (upstream's error texts) and 401 Status bodies; key rotation,
 // file reload, an issuer unreachable at start, RBAC for the mapped user, and the start-up refusals.
 import t from 'tap'
-import { mkdtempSync, rmSync, writeFileSync, renameSync } from 'node:fs'
+import { cpSync, mkdtempSync, rmSync, writeFileSync, renameSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { stringify as toYaml } from 'yaml'
@@ -17,6 +17,13 @@ t.teardown(() => rmSync(work, { recursive: true, force: true }))
 
 const UNAUTHORIZED = { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message: 'Unauthorized', reason: 'Unauthorized', code: 401 }
 const now = () => Math.floor(Date.now() / 1000)
+
+// The tests are independent (each starts its own server; the one that counts the provider's key-set fetches has that
+// provider to itself), and most of their time is waiting on the server's 10 s retry intervals: they run side by side.
+t.jobs = 3
+// The servers that wait on those intervals (discovery retry, key-set refetch limit) run with them at 3 s: the test-only
+// ORCH_TEST_OIDC_INTERVAL_MS (README); the others keep upstream's 10 s.
+const SHORT = { ORCH_TEST_OIDC_INTERVAL_MS: '3000' }
 
 let idp: OidcProvider
 const caFile = join(work, 'idp-ca.pem')
@@ -44,7 +51,7 @@ async function waitFor(what: string, f: () => Promise<boolean>, ms = 30_000): Pr
   for (;;) {
     if (await f()) return
     if (Date.now() > end) throw new Error(`timed out waiting for ${what}`)
-    await new Promise((r) => setTimeout(r, 250))
+    await new Promise((r) => setTimeout(r, 50))
   }
 }
 
@@ -52,6 +59,7 @@ async function waitFor(what: string, f: () => Promise<boolean>, ms = 30_000): Pr
 t.test('--oidc-* flags', async (t) => {
   const s = await startServer({
     secure: true,
+    env: SHORT,
     args: ['--oidc-issuer-url', idp.issuer, '--oidc-client-id', 'orch', '--oidc-ca-file', caFile, '--oidc-groups-claim', 'groups',
       '--oidc-groups-prefix', 'oidc:', '--oidc-required-claim', 'hd=example.com'],
   })
@@ -73,13 +81,14 @@ t.test('--oidc-* flags', async (t) => {
   await t.test('key rotation: a token with a new kid makes the server fetch the key set again (rate-limited)', async (t) => {
     const before = idp.hits['/keys'] ?? 0
     const k2 = await makeKey('key-2')
+    // made now: the next key must reach the server within the rate limit of the fetch this token causes
+    const k3 = await makeKey('key-3')
     idp.keys.push(k2)
     const w = await whoami(s, await idp.sign({ ...base(), sub: 'rotated' }, k2))
     t.equal(w.code, 0, w.stderr)
     t.equal(w.user.username, `${idp.issuer}#rotated`)
     t.equal(idp.hits['/keys'], before + 1, 'the JWKS was fetched again, once')
-    // Another new key at once: no second fetch within the rate limit (10 s); then it is picked up.
-    const k3 = await makeKey('key-3')
+    // Another new key at once: no second fetch within the rate limit (10 s, 3 s here); then it is picked up.
     idp.keys.push(k3)
     const t3 = await idp.sign({ ...base(), sub: 'third' }, k3)
     t.equal((await s.requestAs(t3, 'GET', '/api/v1/namespaces')).status, 401)
@@ -162,6 +171,9 @@ t.test('--oidc-* flags', async (t) => {
 })
 
 t.test('--authentication-config: CEL mappings and rules, several audiences, reload', async (t) => {
+  // A provider of its own: the --oidc-* test counts the key-set fetches of the shared one.
+  const idp = await startOidcProvider()
+  t.teardown(() => idp.close())
   const file = join(work, 'authn.yaml')
   const config = (audiences: string[]) => ({
     apiVersion: 'apiserver.config.orch.io/v1', kind: 'AuthenticationConfiguration',
@@ -247,21 +259,21 @@ t.test('an issuer unreachable at start: the server starts, tokens fail until dis
   const ca = join(work, 'late-ca.pem')
   writeFileSync(ca, tls.caPem)
   const issuer = `https://127.0.0.1:${port}`
-  const s = await startServer({ args: ['--oidc-issuer-url', issuer, '--oidc-client-id', 'orch', '--oidc-ca-file', ca, '--oidc-username-prefix', '-'] })
+  const s = await startServer({ env: SHORT, args: ['--oidc-issuer-url', issuer, '--oidc-client-id', 'orch', '--oidc-ca-file', ca, '--oidc-username-prefix', '-'] })
   t.teardown(() => s.stop())
   const key = await makeKey('late-1')
   const late = await startOidcProvider({ port, tls })
   t.teardown(() => late.close())
   late.keys = [key]
   const token = await late.sign({ iss: issuer, aud: 'orch', sub: 'erin', exp: now() + 600 }, key)
-  // Until the next attempt (every 10 s) the authenticator is not initialized.
+  // Until the next attempt (every 10 s, 3 s here) the authenticator is not initialized.
   const first = await review(s, token)
   if (!first.authenticated) t.equal(first.error, 'oidc: authenticator not initialized')
   await waitFor('discovery to succeed', async () => (await review(s, token)).authenticated === true, 30_000)
   const r = await s.requestAs(token, 'POST', '/apis/authentication.k8s.io/v1/selfsubjectreviews', { apiVersion: 'authentication.k8s.io/v1', kind: 'SelfSubjectReview' })
   t.equal(r.status, 201)
   t.same(r.json.status.userInfo, { username: 'erin', groups: ['system:authenticated'] })
-  t.ok(s.logs.some((l) => l.includes('oidc authenticator: initializing plugin failed')), 'the failed attempt is logged')
+  t.ok(s.logs.some((l) => l.includes('oidc authenticator: initializing plugin failed; retrying in 3s')), 'the failed attempt is logged')
 })
 
 t.test("the file's anonymous section: anonymous requests only on the listed paths; it may not change on reload", async (t) => {
@@ -283,8 +295,10 @@ t.test("the file's anonymous section: anonymous requests only on the listed path
 })
 
 t.test('start-up refusals', async (t) => {
-  const dir = mkdtempSync(join(work, 'data-'))
-  const start = async (args: string[]) => runMain(['--port', String(await freePort()), '--secure-port', '0', '--data-dir', dir, ...args], 30_000)
+  // Each run has a data dir of its own, a copy of the first run's (its keys made once: the refusals come after them).
+  const first = mkdtempSync(join(work, 'data-'))
+  const dataDir = () => { const d = mkdtempSync(join(work, 'data-')); cpSync(first, d, { recursive: true }); return d }
+  const start = async (args: string[], dir = dataDir()) => runMain(['--port', String(await freePort()), '--secure-port', '0', '--data-dir', dir, ...args], 30_000)
   const file = (name: string, cfg: unknown) => { const f = join(work, name); writeFileSync(f, typeof cfg === 'string' ? cfg : toYaml(cfg)); return f }
   const jwt = (over: Record<string, unknown> = {}) => ({ issuer: { url: idp.issuer, audiences: ['orch'] }, claimMappings: { username: { claim: 'sub', prefix: '' } }, ...over })
   const doc = (list: unknown[]) => ({ apiVersion: 'apiserver.config.orch.io/v1', kind: 'AuthenticationConfiguration', jwt: list })
@@ -320,14 +334,19 @@ t.test('start-up refusals', async (t) => {
     ['a missing file', ['--authentication-config', join(work, 'nope.yaml')],
       `failed to load authentication configuration from file "${join(work, 'nope.yaml')}": open ${join(work, 'nope.yaml')}: no such file or directory`],
   ]
-  for (const [name, args, message] of cases) {
-    const r = await start(args)
+  // v1beta1 and JSON are read as well.
+  const json = file('beta.json', JSON.stringify({ apiVersion: 'apiserver.config.orch.io/v1beta1', kind: 'AuthenticationConfiguration', jwt: [jwt(), jwt()] }))
+  // Each run only loads the code and stops at its flags: three at a time, then the checks in order.
+  const runs: Array<string[]> = [...cases.map((c) => c[1]), ['--authentication-config', json]]
+  const results: Array<{ code: number | null; out: string }> = [await start(runs[0], first)]
+  let next = 1
+  await Promise.all(Array.from({ length: 3 }, async () => { for (let i = next++; i < runs.length; i = next++) results[i] = await start(runs[i]) }))
+  for (const [i, [name, , message]] of cases.entries()) {
+    const r = results[i]
     t.equal(r.code, 2, `${name}: exit code`)
     t.match(r.out, message, name)
   }
-  // v1beta1 and JSON are read as well.
-  const json = file('beta.json', JSON.stringify({ apiVersion: 'apiserver.config.orch.io/v1beta1', kind: 'AuthenticationConfiguration', jwt: [jwt(), jwt()] }))
-  const r = await start(['--authentication-config', json])
+  const r = results[cases.length]
   t.equal(r.code, 2)
   t.match(r.out, `invalid authentication configuration: jwt[1].issuer.url: Duplicate value: "${idp.issuer}"`, 'v1beta1 as JSON')
 })
