@@ -429,6 +429,22 @@ function toStorageVersion(def: ResolvedDefinition, o: Obj): void {
 
 export type UpdateTarget = 'main' | 'status' | 'finalize' | 'binding' | 'ephemeralcontainers' | 'approval'
 
+/**
+ * A sub-resource that changes one field only: `o` becomes the stored object with the request's `section.field` (none
+ * when the request has none), its resourceVersion and its managedFields.
+ */
+function keepStoredBut(o: Obj, old: Obj, section: 'spec' | 'status', field: string): void {
+  const value = o[section]?.[field]
+  const { resourceVersion, managedFields } = o.metadata
+  for (const k of Object.keys(o)) delete o[k]
+  Object.assign(o, structuredClone(old))
+  o.metadata = { ...o.metadata, resourceVersion }
+  if (managedFields !== undefined) o.metadata.managedFields = managedFields
+  o[section] = { ...(o[section] ?? {}) }
+  if (value === undefined || value === null) delete o[section][field]
+  else o[section][field] = value
+}
+
 /** Update: carry over what the client may not change, then validate; generation follows spec changes. */
 export function admitUpdate(ctx: RequestContext, def: ResolvedDefinition, o: Obj, old: Obj, target: UpdateTarget): void | Promise<void> {
   const m = o.metadata
@@ -515,27 +531,11 @@ function finishUpdate(ctx: RequestContext, def: ResolvedDefinition, o: Obj, old:
     // body's containers are defaulted as any pod's; the rest of spec, status and metadata (but for managedFields, as
     // for status) are the stored ones.
     def.strategy.default?.(o)
-    const added = o.spec?.ephemeralContainers
-    const managed = m.managedFields
-    for (const k of Object.keys(o)) delete o[k]
-    Object.assign(o, structuredClone(old))
-    o.metadata = { ...o.metadata, resourceVersion: m.resourceVersion }
-    if (managed !== undefined) o.metadata.managedFields = managed
-    o.spec = { ...(o.spec ?? {}) }
-    if (added === undefined || added === null) delete o.spec.ephemeralContainers
-    else o.spec.ephemeralContainers = added
+    keepStoredBut(o, old, 'spec', 'ephemeralContainers')
   } else if (target === 'approval') {
     // certificatesigningrequests/approval changes status.conditions only (upstream's approval strategy); metadata is the
     // stored one but for managedFields, as for status.
-    const conditions = o.status?.conditions
-    const managed = m.managedFields
-    for (const k of Object.keys(o)) delete o[k]
-    Object.assign(o, structuredClone(old))
-    o.metadata = { ...o.metadata, resourceVersion: m.resourceVersion }
-    if (managed !== undefined) o.metadata.managedFields = managed
-    o.status = { ...(o.status ?? {}) }
-    if (conditions === undefined || conditions === null) delete o.status.conditions
-    else o.status.conditions = conditions
+    keepStoredBut(o, old, 'status', 'conditions')
   } else if (target === 'status') {
     // The status sub-resource changes status only: metadata is the stored one but for managedFields, which an apply
     // has already set for this write (upstream's ResetObjectMetaForStatus keeps them too); an Update is tracked later.

@@ -5,7 +5,7 @@ import type { Obj } from './define.js'
 import { GoValue, fieldErrorBody, fieldForbidden, fieldInvalid, fieldInvalidPrinted, fieldNotSupported, fieldRequired, goStringSlice, type FieldError } from '../machinery/errors.js'
 import { re2Problem } from '../machinery/re2.js'
 import { celCompileSelf, type CelSelfType } from '../machinery/cel.js'
-import { compile, toFieldError } from './custom-schema.js'
+import { compile, goSharp, toFieldError } from './custom-schema.js'
 
 function isObj(v: unknown): v is Obj { return v !== null && typeof v === 'object' && !Array.isArray(v) }
 
@@ -55,17 +55,6 @@ function someNode(s: unknown, pred: (n: Obj) => boolean): boolean {
 /** Whether upstream's NewStructural refuses the schema (fields it does not model); the OpenAPI checks report them. */
 function unconvertible(s: unknown): boolean {
   return someNode(s, (n) => n.id !== undefined || n.$ref !== undefined || n.additionalItems !== undefined || n.patternProperties !== undefined || n.definitions !== undefined || n.dependencies !== undefined || Array.isArray(n.items))
-}
-
-// ---- Go's %#v of JSON values ----
-
-function goSharp(v: unknown): string {
-  if (typeof v === 'string') return JSON.stringify(v)
-  if (v === null || v === undefined) return 'interface {}(nil)'
-  if (typeof v === 'number') return Number.isInteger(v) ? String(v) : String(v)
-  if (typeof v === 'boolean') return String(v)
-  if (Array.isArray(v)) return `[]interface {}{${v.map(goSharp).join(', ')}}`
-  return `map[string]interface {}{${Object.keys(v as Obj).sort().map((k) => `${JSON.stringify(k)}:${goSharp((v as Obj)[k])}`).join(', ')}}`
 }
 
 /** A decoded JSON value as field.Invalid prints it (strings quoted, numbers and booleans bare, the rest as %#v). */

@@ -267,7 +267,7 @@ export function hasListSetsOrMaps(s: unknown): boolean {
 }
 
 /** Go's %#v of a decoded JSON scalar or key map (int64 for integers, as unstructured data holds them). */
-function goSharp(v: unknown): string {
+export function goSharp(v: unknown): string {
   if (typeof v === 'string') return JSON.stringify(v)
   if (v === null || v === undefined) return 'interface {}(nil)'
   if (typeof v === 'number') return Number.isInteger(v) ? String(v) : String(v)
