@@ -29,31 +29,37 @@ const isCpuResource = (m: Obj): boolean => m.type === 'Resource' && isObj(m.reso
 
 // ---- metric shapes: v2 (stored) <-> the autoscaling/v1 annotation shapes ----
 
-function metricSpecToV1(m: Obj): Obj {
+/**
+ * A v2 metric spec (`p` target) or status (`p` current) in the autoscaling/v1 annotation shape, whose names carry the
+ * prefix (targetValue, currentAverageUtilization, ...).
+ */
+function metricToV1(m: Obj, p: 'target' | 'current'): Obj {
   const out: Obj = { type: m.type }
-  const t = (src: Obj): Obj => objOf(src.target)
+  const v = (src: Obj): Obj => objOf(src[p])
   if (isObj(m.object)) {
     const s = m.object
-    out.object = ordered([['target', s.describedObject], ['metricName', objOf(s.metric).name], ['targetValue', t(s).value], ['selector', objOf(s.metric).selector], ['averageValue', t(s).averageValue]])
+    out.object = ordered([['target', s.describedObject], ['metricName', objOf(s.metric).name], [`${p}Value`, v(s).value], ['selector', objOf(s.metric).selector], ['averageValue', v(s).averageValue]])
   }
   if (isObj(m.pods)) {
     const s = m.pods
-    out.pods = ordered([['metricName', objOf(s.metric).name], ['targetAverageValue', t(s).averageValue], ['selector', objOf(s.metric).selector]])
+    out.pods = ordered([['metricName', objOf(s.metric).name], [`${p}AverageValue`, v(s).averageValue], ['selector', objOf(s.metric).selector]])
   }
   if (isObj(m.resource)) {
     const s = m.resource
-    out.resource = ordered([['name', s.name], ['targetAverageUtilization', t(s).averageUtilization], ['targetAverageValue', t(s).averageValue]])
+    out.resource = ordered([['name', s.name], [`${p}AverageUtilization`, v(s).averageUtilization], [`${p}AverageValue`, v(s).averageValue]])
   }
   if (isObj(m.containerResource)) {
     const s = m.containerResource
-    out.containerResource = ordered([['name', s.name], ['targetAverageUtilization', t(s).averageUtilization], ['targetAverageValue', t(s).averageValue], ['container', s.container]])
+    out.containerResource = ordered([['name', s.name], [`${p}AverageUtilization`, v(s).averageUtilization], [`${p}AverageValue`, v(s).averageValue], ['container', s.container]])
   }
   if (isObj(m.external)) {
     const s = m.external
-    out.external = ordered([['metricName', objOf(s.metric).name], ['metricSelector', objOf(s.metric).selector], ['targetValue', t(s).value], ['targetAverageValue', t(s).averageValue]])
+    out.external = ordered([['metricName', objOf(s.metric).name], ['metricSelector', objOf(s.metric).selector], [`${p}Value`, v(s).value], [`${p}AverageValue`, v(s).averageValue]])
   }
   return out
 }
+
+const metricSpecToV1 = (m: Obj): Obj => metricToV1(m, 'target')
 
 function metric(name: unknown, selector: unknown): Obj { return ordered([['name', name], ['selector', selector]]) }
 
@@ -91,31 +97,7 @@ function metricSpecFromV1(m: Obj): Obj {
   return out
 }
 
-function metricStatusToV1(m: Obj): Obj {
-  const out: Obj = { type: m.type }
-  const c = (src: Obj): Obj => objOf(src.current)
-  if (isObj(m.object)) {
-    const s = m.object
-    out.object = ordered([['target', s.describedObject], ['metricName', objOf(s.metric).name], ['currentValue', c(s).value], ['selector', objOf(s.metric).selector], ['averageValue', c(s).averageValue]])
-  }
-  if (isObj(m.pods)) {
-    const s = m.pods
-    out.pods = ordered([['metricName', objOf(s.metric).name], ['currentAverageValue', c(s).averageValue], ['selector', objOf(s.metric).selector]])
-  }
-  if (isObj(m.resource)) {
-    const s = m.resource
-    out.resource = ordered([['name', s.name], ['currentAverageUtilization', c(s).averageUtilization], ['currentAverageValue', c(s).averageValue]])
-  }
-  if (isObj(m.containerResource)) {
-    const s = m.containerResource
-    out.containerResource = ordered([['name', s.name], ['currentAverageUtilization', c(s).averageUtilization], ['currentAverageValue', c(s).averageValue], ['container', s.container]])
-  }
-  if (isObj(m.external)) {
-    const s = m.external
-    out.external = ordered([['metricName', objOf(s.metric).name], ['metricSelector', objOf(s.metric).selector], ['currentValue', c(s).value], ['currentAverageValue', c(s).averageValue]])
-  }
-  return out
-}
+const metricStatusToV1 = (m: Obj): Obj => metricToV1(m, 'current')
 
 function metricStatusFromV1(m: Obj): Obj {
   const out: Obj = { type: m.type }
