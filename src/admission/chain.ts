@@ -3,7 +3,7 @@
 // own file), MutatingAdmissionWebhook, the RBAC escalation checks of role and binding writes, ValidatingAdmissionPolicy,
 // ValidatingAdmissionWebhook, then ResourceQuota; each only when --enable-admission-plugins /
 // --disable-admission-plugins leave it on (plugins.ts).
-import { nodeIdentity } from '../machinery/node-refs.js'
+import { LOOPBACK_USER, nodeIdentity } from '../machinery/node-refs.js'
 import { objectKey, recordObject, recordRv, splitKey, typePrefix } from '../machinery/storage-format.js'
 import type { Obj, ResolvedDefinition } from '../registry/define.js'
 import type { Store } from '../pipeline/store.js'
@@ -253,7 +253,7 @@ export function admitMutating(ctx: RequestContext, def: ResolvedDefinition, oper
  */
 function isLoopback(ctx: RequestContext): boolean {
   const u = ctx.user
-  return u !== undefined && u.username === 'system:apiserver' && u.uid === 'system:apiserver'
+  return u !== undefined && u.username === LOOPBACK_USER.username && u.uid === LOOPBACK_USER.uid
 }
 
 /** The mutating plugins of a core type's create but pods': TaintNodesByCondition, DefaultStorageClass, StorageObjectInUseProtection. */
@@ -272,13 +272,16 @@ const NETWORKING_GROUP = 'networking.orch.io'
 const STORAGE_GROUP = 'storage.orch.io'
 const NODE_GROUP = 'node.orch.io'
 
-/** Every stored object of a cluster-scoped type, read fresh (the class look-ups of writes that name no class). */
-function readAll(group: string, resource: string): Obj[] {
+/**
+ * Every stored object of a type (of one namespace, when given), read fresh: the class look-ups of writes that name no
+ * class, and the pods a namespace update that tightens its enforce level checks.
+ */
+function readAll(group: string, resource: string, namespace?: string): Obj[] {
   if (!store) return []
   const shard = store.shardFor(group, resource)
   store.snapshot(shard)
   const out: Obj[] = []
-  for (const { value } of store.range(shard, typePrefix(group, resource))) out.push(JSON.parse(recordObject(value).toString('utf8')) as Obj)
+  for (const { value } of store.range(shard, typePrefix(group, resource, namespace))) out.push(JSON.parse(recordObject(value).toString('utf8')) as Obj)
   return out
 }
 
@@ -411,13 +414,6 @@ function admitCertificates(ctx: RequestContext, def: ResolvedDefinition, operati
   if (sub === 'status' && enabled.certificateSigning && signingChanged(object, oldObject)) return checkSigning(authorize, ctx.user, subjectName(ctx, oldObject), oldObject)
 }
 
-/** Warning header value of one text, added once. */
-function addWarning(ctx: RequestContext, text: string): void {
-  const value = `299 - "${text.replace(/[\\"]/g, (c) => `\\${c}`)}"`
-  for (const h of ctx.responseHeaders) if (h[0] === 'Warning' && h[1] === value) return
-  ctx.responseHeaders.push(['Warning', value])
-}
-
 function admitPodSecurityFor(ctx: RequestContext, def: ResolvedDefinition, operation: AdmissionOperation, object: Obj, oldObject: Obj | undefined): void {
   if (def.resource === 'namespaces') {
     if (ctx.info.subresource !== '' || (operation !== 'CREATE' && operation !== 'UPDATE')) return
@@ -425,7 +421,7 @@ function admitPodSecurityFor(ctx: RequestContext, def: ResolvedDefinition, opera
     const err = validateNamespaceLabels(name, operation, object, oldObject)
     if (err) throw err
     if (operation === 'UPDATE' && oldObject !== undefined) {
-      for (const w of namespaceUpdateWarnings(name, object, oldObject, () => podsIn(name))) addWarning(ctx, w)
+      for (const w of namespaceUpdateWarnings(name, object, oldObject, () => readAll('', 'pods', name))) ctx.addWarning(w)
     }
     return
   }
@@ -434,17 +430,7 @@ function admitPodSecurityFor(ctx: RequestContext, def: ResolvedDefinition, opera
   const out = admitPodSecurity(policy, def.group, def.resource, ctx.info.subresource, operation, subjectName(ctx, object), object, oldObject)
   if (out === undefined) return
   if (out.error) throw out.error
-  for (const w of out.warnings) addWarning(ctx, w)
-}
-
-/** The pods of a namespace, read fresh (a namespace update that tightens its enforce level checks them). */
-function podsIn(ns: string): Obj[] {
-  if (!store) return []
-  const shard = store.shardFor('', 'pods')
-  store.snapshot(shard)
-  const out: Obj[] = []
-  for (const { value } of store.range(shard, typePrefix('', 'pods', ns))) out.push(JSON.parse(recordObject(value).toString('utf8')) as Obj)
-  return out
+  for (const w of out.warnings) ctx.addWarning(w)
 }
 
 /**

@@ -446,18 +446,11 @@ function* evaluate(p: Policy, b: Binding, param: unknown, a: Attributes, m: Matc
 function enforce(b: Binding, d: Decision, index: number, a: Attributes, out: Outcome): void {
   for (const action of b.actions) {
     if (action === 'Deny') out.denied.push(d)
-    else if (action === 'Warn') warn(a.ctx, `Validation failed for ValidatingAdmissionPolicy '${d.policy}' with binding '${b.name}': ${d.message}`)
+    else if (action === 'Warn') a.ctx.addWarning(`Validation failed for ValidatingAdmissionPolicy '${d.policy}' with binding '${b.name}': ${d.message}`)
     else if (action === 'Audit') {
       out.audit.push([VALIDATION_FAILURE_KEY, JSON.stringify([{ message: d.message, policy: d.policy, binding: b.name, expressionIndex: index, validationActions: b.actions }])])
     }
   }
-}
-
-/** A `Warning: 299 - "..."` response header, once per text. */
-function warn(ctx: RequestContext, text: string): void {
-  const value = `299 - "${text.replace(/[\\"]/g, (c) => `\\${c}`)}"`
-  for (const h of ctx.responseHeaders) if (h[0] === 'Warning' && h[1] === value) return
-  ctx.responseHeaders.push(['Warning', value])
 }
 
 function* dispatch(a: Attributes): Generator<Promise<CelOutcome>, void, CelOutcome> {

@@ -348,7 +348,7 @@ function verify(version: string, uid: string, mutatingHook: boolean, body: Obj, 
     patchText = r.patch
     patchType = 'JSONPatch'
   }
-  if (Array.isArray(r.warnings)) for (const w of r.warnings) if (typeof w === 'string' && w !== '') addWarning(a.ctx, w)
+  if (Array.isArray(r.warnings)) for (const w of r.warnings) if (typeof w === 'string' && w !== '') a.ctx.addWarning(w)
   const allowed = r.allowed === true
   let patch: unknown[] | undefined
   if (allowed && patchText !== undefined) {
@@ -363,13 +363,6 @@ function verify(version: string, uid: string, mutatingHook: boolean, body: Obj, 
     patch = decoded
   }
   return { allowed, patch, result: isObj(r.status) ? r.status : undefined }
-}
-
-/** A `Warning: 299 - "..."` response header, once per text. */
-function addWarning(ctx: RequestContext, text: string): void {
-  const value = `299 - "${text.replace(/[\\"]/g, (c) => `\\${c}`)}"`
-  for (const h of ctx.responseHeaders) if (h[0] === 'Warning' && h[1] === value) return
-  ctx.responseHeaders.push(['Warning', value])
 }
 
 /** upstream ToStatusErr: the webhook's Status, its message prefixed with who denied, its code at least 400. */

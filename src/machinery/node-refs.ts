@@ -1,4 +1,7 @@
-// What a node reaches: a kubelet's node identity, and the secrets, ConfigMaps, claims and service account a pod or PV references.
+// Who the server and its nodes are: the server's own loopback identity, a kubelet's node identity, and the secrets, ConfigMaps, claims and service account a pod or PV references.
+
+/** The server's own identity on its loopback client (bootstrap, controllers, NamespaceAutoProvision). */
+export const LOOPBACK_USER: { readonly username: string; readonly uid: string; readonly groups: string[] } = { username: 'system:apiserver', uid: 'system:apiserver', groups: ['system:masters'] }
 
 export const NODE_USER_PREFIX = 'system:node:'
 export const NODES_GROUP = 'system:nodes'

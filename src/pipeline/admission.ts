@@ -134,9 +134,6 @@ export function fieldValidationOf(ctx: RequestContext): FieldValidation {
   throw badRequest(`fieldValidation: Unsupported value: "${v}": supported values: "Ignore", "Strict", "Warn"`)
 }
 
-/** Warning header value of one text (quotes and backslashes escaped). */
-function warning(text: string): string { return `299 - "${text.replace(/[\\"]/g, (c) => `\\${c}`)}"` }
-
 /**
  * Unknown fields are pruned from the object and, with duplicate keys of the body, warned about (Warn, the default),
  * refused with one 400 naming them all (Strict), or dropped silently (Ignore).
@@ -153,8 +150,7 @@ function reportFields(ctx: RequestContext, def: ResolvedDefinition, mode: FieldV
   if (mode === 'Strict') {
     throw badRequest(`${def.kind} in version "${def.version}" cannot be handled as a ${def.kind}: strict decoding error: ${problems.join(', ')}`)
   }
-  const seen = new Set<string>()
-  for (const p of problems) if (!seen.has(p)) { seen.add(p); ctx.responseHeaders.push(['Warning', warning(p)]) }
+  for (const p of problems) ctx.addWarning(p)
 }
 
 /**

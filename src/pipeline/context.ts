@@ -126,6 +126,13 @@ export class RequestContext {
     this.peer = undefined
   }
 
+  /** A `Warning: 299 - "<text>"` response header (quotes and backslashes escaped), once per text. */
+  addWarning(text: string): void {
+    const value = `299 - "${text.replace(/[\\"]/g, (c) => `\\${c}`)}"`
+    for (const h of this.responseHeaders) if (h[0] === 'Warning' && h[1] === value) return
+    this.responseHeaders.push(['Warning', value])
+  }
+
   /** The request's child logger, made on first use (most requests log nothing but their access line). */
   get log(): Logger {
     if (this.#log === undefined) {

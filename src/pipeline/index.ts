@@ -232,7 +232,7 @@ function customRequest(ctx: RequestContext, def: ResolvedDefinition): void {
   const ct = (ctx.headers['content-type'] ?? '').toLowerCase()
   if (ct.includes('protobuf')) throw unsupportedMediaType(bodyTypes().filter((t) => !t.includes('protobuf')))
   const w = def.custom!.warning
-  if (w !== undefined) ctx.responseHeaders.push(['Warning', `299 - "${w.replace(/[\\"]/g, (c) => `\\${c}`)}"`])
+  if (w !== undefined) ctx.addWarning(w)
   if (def.custom!.terminating && ctx.info.verb === 'create') {
     const e = methodNotAllowed(ctx.info.verb, { group: def.group, resource: def.resource })
     throw new ApiError(e.code, e.reason, `${ctx.info.verb} not allowed while custom resource definition is terminating`, e.details)

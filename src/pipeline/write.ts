@@ -1,6 +1,7 @@
 // The write path of the storage stage: create and update (guaranteedUpdate with managedFields); deletes are in delete.ts.
 import { ApiError, alreadyExists, badRequest, conflict, forbidden, internal, invalid, methodNotAllowed, notFound, fieldInvalid } from '../machinery/errors.js'
 import { objectKey, recordAttrs, recordObject, recordRv, RV_MARKER } from '../machinery/storage-format.js'
+import { LOOPBACK_USER } from '../machinery/node-refs.js'
 import { treeOf, type Obj, type ResolvedDefinition } from '../registry/define.js'
 import { RequestContext, type Response } from './context.js'
 import { admissionLookups, admitPlugins } from '../admission/chain.js'
@@ -78,8 +79,6 @@ export function checkNamespace(def: ResolvedDefinition, ns: string, name: string
   }
 }
 
-/** The server's own identity (start.ts's loopback user): upstream's plugin makes the namespace with its loopback client. */
-const LOOPBACK_USER = { username: 'system:apiserver', uid: 'system:apiserver', groups: ['system:masters'] }
 
 /** NamespaceAutoProvision: creates the request's namespace (one made meanwhile is fine); a failure refuses the write. */
 async function provisionNamespace(ctx: RequestContext, def: ResolvedDefinition, name: string): Promise<void> {

@@ -30,6 +30,7 @@ import { ensureSystemPriorityClasses } from '../bootstrap/priority-classes.js'
 import { authenticationInfoData, publishAuthenticationInfo } from '../bootstrap/authentication-info.js'
 import { Registry } from '../registry/index.js'
 import { shardOf } from '../machinery/sharding.js'
+import { LOOPBACK_USER } from '../machinery/node-refs.js'
 import { allocationBuffers, fillAllocationMaps, type ServiceAllocationData } from '../pipeline/service-allocation.js'
 import { envOptions, objectsDbOptions, prefixEnd, recordObject, typePrefix } from '../machinery/storage-format.js'
 import { open as openLmdb } from 'lmdb'
@@ -184,7 +185,7 @@ export async function start(options: Options, log: Logger): Promise<Server> {
     }
   }
   const loopbackToken = randomBytes(32).toString('base64url')
-  tokens.set(loopbackToken, { username: 'system:apiserver', uid: 'system:apiserver', groups: ['system:masters'] })
+  tokens.set(loopbackToken, LOOPBACK_USER)
 
   // Service-account keys: the signing key (generated in the data dir when none is given) and the verification keys.
   let saKeys: ServiceAccountKeys
