@@ -5,8 +5,7 @@ import net from 'node:net'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-// the built launcher: it starts dist/src/main.js next to it
-import { freePort, launchServer } from '../../dist/bench/lib/server.js'
+import { freePort, launchServer } from '../../bench/lib/server.js'
 
 t.test('a picked port taken before the server binds it: started again on a fresh port', async (t) => {
   const tmp = mkdtempSync(join(tmpdir(), 'orch-launch-'))

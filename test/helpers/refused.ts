@@ -3,10 +3,7 @@ import type { TestServer } from './server.js'
 
 export interface Cause { field: string; reason: string; message: string }
 
-interface Asserts {
-  equal: (a: unknown, b: unknown, msg?: string) => unknown
-  same: (a: unknown, b: unknown, msg?: string) => unknown
-}
+type Asserts = import('tap').Test
 
 /** POST `body` to `base`; expects a 422 whose causes and message are exactly these, and a 404 for the name. */
 export async function expectRefused(t: Asserts, s: TestServer, base: string, body: Record<string, any>, groupKind: string, causes: Cause[]): Promise<void> {

@@ -1,19 +1,23 @@
 // Test helper: starts the real server (dist/src/main.js) in its own process on random loopback ports with a temp data dir.
+// The tests run compiled, from dist/test (npm test builds them with tsconfig.test.json).
 import { spawn, type ChildProcess } from 'node:child_process'
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import net from 'node:net'
 import { fileURLToPath } from 'node:url'
+import { createHash } from 'node:crypto'
 import { Agent, request as undiciRequest } from 'undici'
+import { plainNode } from './tap-env.js'
 
-export const root = fileURLToPath(new URL('../../', import.meta.url))
+/** The checkout: this file runs as dist/test/helpers/server.js. */
+export const root = fileURLToPath(new URL('../../../', import.meta.url))
 export const mainJs = join(root, 'dist/src/main.js')
 
 /** Runs the server's main with `args` until it exits (killed after `timeoutMs`): its exit code and its output, stdout and stderr together. */
 export function runMain(args: string[], timeoutMs = 20_000): Promise<{ code: number | null; out: string }> {
   return new Promise((resolve) => {
-    const p = spawn(process.execPath, [mainJs, ...args], { stdio: ['ignore', 'pipe', 'pipe'] })
+    const p = spawn(...plainNode([mainJs, ...args]), { stdio: ['ignore', 'pipe', 'pipe'] })
     let out = ''
     p.stdout!.on('data', (d) => { out += d })
     p.stderr!.on('data', (d) => { out += d })
@@ -97,12 +101,44 @@ export async function startServer(opts: StartOptions = {}): Promise<TestServer> 
   }
 }
 
+// Key material an earlier server of this checkout's suite generated (its service-account signing key; its CA and
+// serving certificate), copied into each data dir this helper creates: three RSA-2048 key pairs are a third of a
+// fresh start's CPU, and the suite starts about 170 servers. The server reuses what it finds in its data dir (and
+// re-issues a serving certificate that does not fit), as on any restart. A test that passes its own dataDir gets none.
+const keyCache = join(tmpdir(), `orch-test-keys-${createHash('sha256').update(root).digest('hex').slice(0, 12)}`)
+const KEY_GROUPS = [['sa.key'], ['pki/ca.crt', 'pki/ca.key', 'pki/apiserver.crt', 'pki/apiserver.key']]
+
+function seedKeys(dataDir: string): void {
+  for (const group of KEY_GROUPS) {
+    if (!group.every((f) => existsSync(join(keyCache, f)))) continue
+    for (const f of group) {
+      mkdirSync(join(dataDir, f, '..'), { recursive: true, mode: 0o700 })
+      copyFileSync(join(keyCache, f), join(dataDir, f))
+    }
+  }
+}
+
+/** Keeps the keys of a server's data dir for later starts (each file written whole, then renamed into place). */
+function keepKeys(dataDir: string): void {
+  for (const group of KEY_GROUPS) {
+    if (group.every((f) => existsSync(join(keyCache, f))) || !group.every((f) => existsSync(join(dataDir, f)))) continue
+    for (const f of group) {
+      const to = join(keyCache, f)
+      mkdirSync(join(to, '..'), { recursive: true, mode: 0o700 })
+      const tmp = `${to}.${process.pid}.tmp`
+      copyFileSync(join(dataDir, f), tmp)
+      renameSync(tmp, to)
+    }
+  }
+}
+
 async function startOnce(opts: StartOptions): Promise<TestServer> {
   const dataDir = opts.dataDir ?? mkdtempSync(join(tmpdir(), 'orch-test-'))
+  if (!opts.dataDir) seedKeys(dataDir)
   const port = opts.port ?? await freePort()
   const securePort = opts.secure ? await freePort() : 0
   const args = [mainJs, '--port', String(port), '--secure-port', String(securePort), '--data-dir', dataDir, '--log-level', 'info', ...(opts.args ?? [])]
-  const proc = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'], env: opts.env ? { ...process.env, ...opts.env } : undefined })
+  const proc = spawn(...plainNode(args), { stdio: ['ignore', 'pipe', 'pipe'], env: opts.env ? { ...process.env, ...opts.env } : undefined })
   const logs: string[] = []
   let buf = ''
   const ready = new Promise<void>((resolve, reject) => {
@@ -132,6 +168,7 @@ async function startOnce(opts: StartOptions): Promise<TestServer> {
     clearTimeout(timer)
   }
   const adminToken = readFileSync(join(dataDir, 'admin-token'), 'utf8').trim()
+  if (!opts.dataDir) keepKeys(dataDir)
   const exited = new Promise<void>((resolve) => proc.once('exit', () => resolve()))
   const url = `http://127.0.0.1:${port}`
   const s: TestServer = {

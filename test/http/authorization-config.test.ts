@@ -131,7 +131,7 @@ t.test('an invalid new file keeps the chain in force (an error is logged)', asyn
 })
 
 /** Starts the server with these arguments; it must exit at start with this text on its standard error. */
-async function refused(t: Parameters<Parameters<typeof t.test>[1]>[0], args: string[], text: string | RegExp): Promise<void> {
+async function refused(t: import('tap').Test, args: string[], text: string | RegExp): Promise<void> {
   const err = await startServer({ args }).then(async (x) => { await x.stop(); return undefined }, (e: Error) => e)
   t.ok(err, 'the server did not start')
   t.match(err?.message ?? '', /server exited with 2 before ready/)

@@ -100,7 +100,7 @@ function isCborStatus(t: Tap, r: Raw, code: number, reason: string): void {
   t.equal(r.value?.code, code)
   t.equal(r.value?.reason, reason)
 }
-type Tap = { equal: (a: unknown, b: unknown, m?: string) => unknown }
+type Tap = import('tap').Test
 
 async function ns(s: TestServer, name: string): Promise<void> {
   const r = await raw(s, 'POST', '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name } })

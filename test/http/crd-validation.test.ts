@@ -5,7 +5,7 @@
 import t from 'tap'
 import { startServer, type TestServer } from '../helpers/server.js'
 
-type Test = Parameters<Parameters<typeof t.test>[1]>[0]
+type Test = import('tap').Test
 let s: TestServer
 
 const CRDS = '/apis/apiextensions.orch.io/v1/customresourcedefinitions'

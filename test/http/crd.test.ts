@@ -10,7 +10,7 @@ import { KubeConfig, Watch } from '@kubernetes/client-node'
 import { startServer, type TestServer } from '../helpers/server.js'
 import { runKubectl } from '../helpers/kubectl.js'
 
-type Test = Parameters<Parameters<typeof t.test>[1]>[0]
+type Test = import('tap').Test
 let s: TestServer
 const home = mkdtempSync(join(tmpdir(), 'orch-crd-home-'))
 const kubectl = (args: string[], stdin?: string) => runKubectl(s.kubeconfig, home, args, { stdin })

@@ -2,7 +2,7 @@
 import t from 'tap'
 import { startServer, type TestServer } from '../helpers/server.js'
 
-type Test = Parameters<Parameters<typeof t.test>[1]>[0]
+type Test = import('tap').Test
 let s: TestServer
 const CJS = '/apis/batch/v1/namespaces/default/cronjobs'
 const MERGE = { 'content-type': 'application/merge-patch+json' }

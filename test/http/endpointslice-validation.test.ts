@@ -14,7 +14,7 @@ t.teardown(async () => { await s?.stop() })
 type Obj = Record<string, any>
 type Cause = { field: string; reason: string; message: string }
 const slice = (name: string, addressType: string, endpoints: Obj[], ports: Obj[] = []): Obj => ({ apiVersion: 'discovery.orch.io/v1', kind: 'EndpointSlice', metadata: { name }, addressType, endpoints, ports })
-const refused = (t: Tap.Test, body: Obj, causes: Cause[]) => expectRefused(t, s, ES, body, K, causes)
+const refused = (t: import('tap').Test, body: Obj, causes: Cause[]) => expectRefused(t, s, ES, body, K, causes)
 const inv = (field: string, value: string, detail: string): Cause => ({ field, reason: 'FieldValueInvalid', message: `Invalid value: ${JSON.stringify(value)}: ${detail}` })
 
 /** What the endpointslice controller writes for a Service with two ready pods. */

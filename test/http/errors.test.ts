@@ -29,7 +29,7 @@ function isStatus(t: Tap, r: Reply, code: number): void {
   t.equal(r.status, code, `HTTP ${code}`)
   t.match(String(r.headers['content-type']), /^application\/json/, 'a JSON Status')
 }
-type Tap = { equal: (a: unknown, b: unknown, m: string) => unknown; match: (a: unknown, b: RegExp, m: string) => unknown }
+type Tap = import('tap').Test
 
 /** The state of the test namespace's configmaps and deployments: name → resourceVersion, plus the list versions. */
 async function state(): Promise<Obj> {

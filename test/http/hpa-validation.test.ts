@@ -32,8 +32,8 @@ t.test('replica bounds', async (t) => {
   ])
   await expectRefused(t, s, HPA, hpa('max-lt-min', { minReplicas: 5, maxReplicas: 3 }), K, [{ field: 'spec.maxReplicas', reason: 'FieldValueInvalid', message: 'Invalid value: 3: must be greater than or equal to `minReplicas`' }])
   const noMax = hpa('no-max', { minReplicas: undefined })
-  delete noMax.spec.maxReplicas
-  delete noMax.spec.minReplicas
+  delete (noMax.spec as any).maxReplicas
+  delete (noMax.spec as any).minReplicas
   await expectRefused(t, s, HPA, noMax, K, [
     { field: 'spec.maxReplicas', reason: 'FieldValueInvalid', message: 'Invalid value: 0: must be greater than 0' },
     { field: 'spec.maxReplicas', reason: 'FieldValueInvalid', message: 'Invalid value: 0: must be greater than or equal to `minReplicas`' },

@@ -16,7 +16,7 @@ const ingress = (name: string, spec: Obj) => ({ apiVersion: 'networking.orch.io/
 const withPath = (name: string, p: Obj, host = 'shop.example.com') => ingress(name, { rules: [{ host, http: { paths: [{ path: '/', pathType: 'Prefix', backend: backend(), ...p }] } }] })
 
 /** POST is refused with exactly these causes, and a GET finds nothing. */
-async function refused(t: Tap.Test, base: string, body: Obj, causes: Array<{ field: string; reason: string; message: string }>, kind: string) {
+async function refused(t: import('tap').Test, base: string, body: Obj, causes: Array<{ field: string; reason: string; message: string }>, kind: string) {
   const r = await s.request('POST', base, body)
   t.equal(r.status, 422, r.text)
   t.equal(r.json?.reason, 'Invalid')

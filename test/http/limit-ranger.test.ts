@@ -8,7 +8,7 @@ import { join } from 'node:path'
 import { runKubectl } from '../helpers/kubectl.js'
 import { startServer, type TestServer } from '../helpers/server.js'
 
-type Test = Parameters<Parameters<typeof t.test>[1]>[0]
+type Test = import('tap').Test
 let s: TestServer
 const home = mkdtempSync(join(tmpdir(), 'orch-limit-ranger-home-'))
 const kubectl = (args: string[], stdin?: string) => runKubectl(s.kubeconfig, home, args, { stdin })

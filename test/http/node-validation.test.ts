@@ -12,7 +12,7 @@ t.teardown(async () => { await s?.stop() })
 
 type Obj = Record<string, any>
 const node = (name: string, spec: Obj = {}, status?: Obj): Obj => ({ apiVersion: 'v1', kind: 'Node', metadata: { name }, spec, ...(status ? { status } : {}) })
-const refused = (t: Tap.Test, body: Obj, causes: Array<{ field: string; reason: string; message: string }>) => expectRefused(t, s, NODES, body, 'Node', causes)
+const refused = (t: import('tap').Test, body: Obj, causes: Array<{ field: string; reason: string; message: string }>) => expectRefused(t, s, NODES, body, 'Node', causes)
 
 /** A node as the kubelet registers it (trimmed), then as the node-ipam controller gives it pod CIDRs. */
 const kubelet = (name: string): Obj => ({

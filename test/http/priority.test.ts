@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { startServer, type TestServer } from '../helpers/server.js'
 
-type Test = Parameters<Parameters<typeof t.test>[1]>[0]
+type Test = import('tap').Test
 let s: TestServer
 // A data dir of our own: the last test restarts the server on it.
 const dataDir = mkdtempSync(join(tmpdir(), 'orch-priority-'))

@@ -17,7 +17,7 @@ t.teardown(async () => { await s?.stop() })
 type Cause = [field: string, message: string]
 
 /** A 422 whose causes are exactly these (in order), whose message is built from them, and nothing stored. */
-async function refused(t: Tap.Test, path: string, body: any, kind: string, causes: Cause[]): Promise<void> {
+async function refused(t: import('tap').Test, path: string, body: any, kind: string, causes: Cause[]): Promise<void> {
   const name = body.metadata.name
   const r = await s.request('POST', path, body)
   t.equal(r.status, 422, r.text)
@@ -26,7 +26,7 @@ async function refused(t: Tap.Test, path: string, body: any, kind: string, cause
   t.same(r.json?.details?.causes?.map((c: any) => [c.field, c.message]), causes)
   t.equal((await s.request('GET', `${path}/${name}`)).status, 404, 'nothing was stored')
 }
-declare namespace Tap { type Test = any }
+
 
 const quota = (name: string, spec: any) => ({ apiVersion: 'v1', kind: 'ResourceQuota', metadata: { name }, spec })
 const limits = (name: string, items: any[]) => ({ apiVersion: 'v1', kind: 'LimitRange', metadata: { name }, spec: { limits: items } })

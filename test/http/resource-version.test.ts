@@ -58,13 +58,7 @@ async function allPages(path: string): Promise<Reply[]> {
   return out
 }
 
-/** The assertions the helpers below use (a tap Test has them). */
-interface Asserts {
-  ok(v: unknown, msg: string): unknown
-  equal(a: unknown, b: unknown, msg: string): unknown
-  match(a: unknown, b: unknown, msg: string): unknown
-  same(a: unknown, b: unknown, msg: string): unknown
-}
+type Asserts = import('tap').Test
 
 function expectInvalid(t: Asserts, r: Reply, what: string): void {
   t.ok(r.status === 422 || r.status === 400, `${what}: invalid → 422/400 (got ${r.status} ${r.json?.message ?? ''})`)

@@ -331,7 +331,7 @@ t.test('Tables and protobuf for either group', async (t) => {
   t.ok(pbList.object.items.length >= 2 && pbList.object.items.every((i: Obj) => i.regarding !== undefined))
   // A protobuf body through events.k8s.io.
   const body = encodeObject({ ...newEvent('pb.f1'), apiVersion: 'events.k8s.io/v1' })
-  const r = await fetch(`${s.url}${K8S}`, { method: 'POST', body, headers: { authorization: `Bearer ${s.adminToken}`, 'content-type': PB, accept: 'application/json' } })
+  const r = await fetch(`${s.url}${K8S}`, { method: 'POST', body: body as any, headers: { authorization: `Bearer ${s.adminToken}`, 'content-type': PB, accept: 'application/json' } })
   t.equal(r.status, 201, await r.clone().text())
   t.equal((await s.request('GET', `${CORE}/pb.f1`)).json.message, newEvent('x').note)
 })
@@ -456,7 +456,7 @@ t.test('autoscaling/v1 lists, watches, Tables, protobuf and deletes', async (t) 
   t.equal(pb.object.status.desiredReplicas, 0)
   // A protobuf body of the v1 shape.
   const body = encodeObject({ apiVersion: 'autoscaling/v1', kind: 'HorizontalPodAutoscaler', metadata: { name: 'h-pb', namespace: NS }, spec: { scaleTargetRef, maxReplicas: 3, targetCPUUtilizationPercentage: 33 } })
-  const pc = await fetch(`${s.url}${V1}`, { method: 'POST', body, headers: { authorization: `Bearer ${s.adminToken}`, 'content-type': PB, accept: 'application/json' } })
+  const pc = await fetch(`${s.url}${V1}`, { method: 'POST', body: body as any, headers: { authorization: `Bearer ${s.adminToken}`, 'content-type': PB, accept: 'application/json' } })
   t.equal(pc.status, 201, await pc.clone().text())
   t.equal((await s.request('GET', `${V2}/h-pb`)).json.spec.metrics[0].resource.target.averageUtilization, 33)
   const d = await s.request('DELETE', `${V1}/h4`)

@@ -50,7 +50,7 @@ t.test('the ready line names the lmdb addon the server process has loaded', asyn
   t.ok(ready, 'a ready line')
   t.ok(['built from source', 'prebuilt'].includes(ready.lmdbAddon), `lmdbAddon is ${ready.lmdbAddon}`)
   let maps: string
-  try { maps = readFileSync(`/proc/${s.proc.pid}/maps`, 'utf8') } catch { t.skip('no /proc here'); return }
+  try { maps = readFileSync(`/proc/${s.proc.pid}/maps`, 'utf8') } catch { t.skip('no /proc here', async () => {}); return }
   const loaded = maps.split('\n').map((l) => l.split(/\s+/)[5] ?? '').filter((p) => /lmdb.*\.node$/.test(p))
   t.ok(loaded.length > 0, `an lmdb addon is mapped: ${[...new Set(loaded)].join(', ')}`)
   const fromSource = loaded.some((p) => p.endsWith('/build/Release/lmdb.node'))

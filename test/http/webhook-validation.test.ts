@@ -39,8 +39,8 @@ t.test('names: fully qualified and unique', async (t) => {
 
 t.test('sideEffects and admissionReviewVersions are required in v1', async (t) => {
   const h = hook()
-  delete h.sideEffects
-  delete h.admissionReviewVersions
+  delete (h as any).sideEffects
+  delete (h as any).admissionReviewVersions
   await expectRefused(t, s, VWC, vwc('bare', h), VK, [
     { field: `${P}.sideEffects`, reason: 'FieldValueRequired', message: 'Required value: must specify one of None, NoneOnDryRun' },
     { field: `${P}.admissionReviewVersions`, reason: 'FieldValueRequired', message: 'Required value: must specify one of v1, v1beta1' },

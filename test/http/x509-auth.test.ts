@@ -11,6 +11,7 @@ import { join } from 'node:path'
 import { KubeConfig, CoreV1Api, makeInformer, type V1ConfigMap } from '@kubernetes/client-node'
 import { runKubectl } from '../helpers/kubectl.js'
 import { startServer, mainJs, freePort, type TestServer } from '../helpers/server.js'
+import { plainNode } from '../helpers/tap-env.js'
 import { issue, makeCa, fingerprint, certKubeconfig, serverCa, type Issued } from '../helpers/certs.js'
 
 const work = mkdtempSync(join(tmpdir(), 'orch-x509-'))
@@ -458,7 +459,7 @@ t.test('bad flag values: the server exits at start naming the flag', async (t) =
   writeFileSync(noCerts, clientCa.keyPem)
   const run = async (args: string[]): Promise<{ code: number | null; stderr: string }> => {
     const dir = mkdtempSync(join(work, 'bad-'))
-    const p = spawn(process.execPath, [mainJs, '--port', String(await freePort()), '--secure-port', String(await freePort()), '--data-dir', dir, ...args], { stdio: ['ignore', 'pipe', 'pipe'] })
+    const p = spawn(...plainNode([mainJs, '--port', String(await freePort()), '--secure-port', String(await freePort()), '--data-dir', dir, ...args]), { stdio: ['ignore', 'pipe', 'pipe'] })
     let stderr = ''
     p.stderr.on('data', (d: Buffer) => { stderr += d.toString() })
     const timer = setTimeout(() => p.kill('SIGKILL'), 30_000)

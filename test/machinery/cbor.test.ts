@@ -72,7 +72,7 @@ function parsedList(kind: string, apiVersion: string, meta: object, texts: strin
     one('"metadata"'), one(JSON.stringify(meta)), one('"items"'), arrayHead, ...texts.map((x) => one(x, bytes))])
 }
 
-type Equal = { equal: (a: unknown, b: unknown, m?: string) => unknown }
+type Equal = import('tap').Test
 
 /** cborList of the texts gives the bytes of parsedList; `fast`: whether every item should be transcoded (not parsed). */
 function sameAsParsed(t: Equal, texts: string[], fast: boolean | undefined, what: string, kind = 'List', apiVersion = 'v1'): void {

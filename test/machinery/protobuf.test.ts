@@ -550,7 +550,7 @@ function fromJson(apiVersion: string, kind: string, meta: Obj, texts: string[]):
 }
 
 /** encodeListJson must write what encodeObject writes for the parsed list. */
-type Equal = { equal: (a: unknown, b: unknown, m?: string) => unknown }
+type Equal = import('tap').Test
 
 function sameAsParsed(t: Equal, apiVersion: string, kind: string, texts: string[], fast: boolean | undefined, what: string): void {
   const meta = { resourceVersion: '9', continue: 'c', remainingItemCount: 2 }

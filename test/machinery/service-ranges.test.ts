@@ -48,8 +48,8 @@ t.test('SharedBitmap: threads taking at once never get the same member', async (
       for (;;) { const m = b.takeIn(0, workerData.size, Math.floor(Math.random() * workerData.size)); if (m < 0) break; got.push(m) }
       parentPort.postMessage(got)
     })`
-  // The compiled module (worker threads load JavaScript), as the server's threads do.
-  const moduleUrl = new URL('../../dist/src/machinery/shared-bitmap.js', import.meta.url).href
+  // The compiled module, as the server's threads load it (this test runs from dist/test).
+  const moduleUrl = new URL('../../src/machinery/shared-bitmap.js', import.meta.url).href
   const runs = await Promise.all([0, 1, 2, 3].map(() => new Promise<number[]>((resolve, reject) => {
     const w = new Worker(code, { eval: true, workerData: { url: moduleUrl, buf, size } })
     w.once('message', (m: number[]) => { resolve(m); void w.terminate() })

@@ -4,6 +4,7 @@ import {
   type AuthorizeFn, type BindingObject, type PolicyRule, type RoleObject,
 } from '../../../actors/authz/rbac.js'
 import type { Attributes } from '../../../actors/authz/messages.js'
+import type { Verdict } from '../../../actors/authz/webhook.js'
 import { decide } from '../../../actors/authz/worker.js'
 import { bootstrapPolicy } from '../../../src/auth/rbac-defaults.js'
 
@@ -207,13 +208,13 @@ t.test('rulesFor', async (t) => {
 t.test('worker chain: system:masters bypass and RBAC in the chain', async (t) => {
   const ix = cluster()
   const chain = [(a: Attributes) => ix.authorize(a)]
-  t.equal(decide(chain, res('anyone', ['system:masters'], 'delete', '', 'nodes', '', 'n')).decision, 'allow')
-  t.equal(decide(chain, res('bob', AUTH, 'delete', '', 'pods', 'dev', 'p')).decision, 'noopinion')
+  t.equal((decide(chain, res('anyone', ['system:masters'], 'delete', '', 'nodes', '', 'n')) as Verdict).decision, 'allow')
+  t.equal((decide(chain, res('bob', AUTH, 'delete', '', 'pods', 'dev', 'p')) as Verdict).decision, 'noopinion')
 })
 
 t.test('escalation prevention', async (t) => {
   const ix = cluster()
-  const authz: AuthorizeFn = (a) => decide([(x: Attributes) => ix.authorize(x)], a)
+  const authz: AuthorizeFn = (a) => decide([(x: Attributes) => ix.authorize(x)], a) as Verdict
   const bob = { name: 'bob', groups: AUTH }
   const alice = { name: 'alice', groups: AUTH }
 
