@@ -170,6 +170,12 @@ export async function start(options: Options, log: Logger): Promise<Server> {
   checkAdmissionPlugins(opts)
   const abacPolicies = opts.authorizationMode.includes('ABAC') ? readAbacPolicies(opts.authorizationPolicyFile) : undefined
 
+  // The actors' threads start here, each loading its module while this thread reads (or generates) keys and
+  // certificates; their init messages come below, in order. (A start refused below exits the process.)
+  const shardPools = Array.from({ length: opts.shards }, () => actorPool('shard', log))
+  const authzPool = actorPool('authz', log)
+  const flowPool = actorPool('flow-control', log)
+
   const httpsPort = opts.securePort > 0 ? await probePort(opts.bindAddress, opts.securePort, 'secure-port') : 0
   const httpPort = opts.port > 0 ? await probePort(opts.bindAddress, opts.port, 'port') : 0
 
@@ -251,7 +257,6 @@ export async function start(options: Options, log: Logger): Promise<Server> {
   // Actors: one thread each, kept forever; each gets one port pair per front-end (and one for the main thread).
   const rbacPrefixes = RBAC_TYPES.map(([g, r]) => typePrefixOf(g, r))
   const graphPrefixes = GRAPH_TYPES.map(([g, r]) => typePrefixOf(g, r))
-  const shardPools = Array.from({ length: opts.shards }, () => actorPool('shard', log))
   // The secondary indexes each shard keeps, for the types placed on it.
   const registry = new Registry()
   const indexesOf = (i: number): Record<string, string[]> => Object.fromEntries(registry.all
@@ -263,13 +268,11 @@ export async function start(options: Options, log: Logger): Promise<Server> {
     indexes: indexesOf(i),
   })))
   // The authz actor indexes RBAC objects (and the node graph) from the shards' environments and their watch events.
-  const authzPool = actorPool('authz', log)
   const authzShardPorts = await Promise.all(shardPools.map((p) => connect(p, 'authz')))
   await authzPool.run({
     op: 'init', modes: opts.authorizationMode, chain: authzChain, configFile: opts.authorizationConfig || undefined, versions: authzVersions, shards: opts.shards, tokenWebhook, abacPolicies,
     logLevel: opts.logLevel, heartbeats, heartbeatSlot: slots.authz, dataDir, shardPorts: authzShardPorts,
   }, { transferList: authzShardPorts })
-  const flowPool = actorPool('flow-control', log)
   await flowPool.run({ op: 'init', seats, rejected, logLevel: opts.logLevel, heartbeats, heartbeatSlot: slots.flow, apf: opts.enablePriorityAndFairness, serverCL: opts.maxRequestsInflight + opts.maxMutatingRequestsInflight })
   if (opts.enablePriorityAndFairness) {
     // The flow-control actor reads FlowSchemas and priority levels from the shards' environments and their watch events.
