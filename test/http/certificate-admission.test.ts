@@ -120,6 +120,38 @@ t.test('CertificateSigning', async (t) => {
   t.equal(r.status, 200, r.text)
 })
 
+t.test('through /status no Approved or Denied condition is added, removed or changed, nor an issued certificate replaced; through /approval none is removed', async (t) => {
+  const s = await setup(t)
+  const get = async () => (await s.request('GET', `${CSRS}/allowed`)).json
+  const put = (sub: string, body: Obj) => s.request('PUT', `${CSRS}/allowed/${sub}`, body)
+  const invalid = (r: { status: number; json: any }, field: string, detail: string) => {
+    t.equal(r.status, 422, JSON.stringify(r.json))
+    t.equal(r.json.message, `CertificateSigningRequest.certificates.orch.io "allowed" is invalid: ${field}: Forbidden: ${detail}`)
+    t.same(r.json.details?.causes, [{ reason: 'FieldValueForbidden', message: `Forbidden: ${detail}`, field }])
+  }
+  let cur = await get()
+  invalid(await put('status', { ...cur, status: { conditions: APPROVED } }), 'status.conditions', 'updates may not add a condition of type "Approved"')
+  invalid(await put('status', { ...cur, status: { conditions: [{ type: 'Denied', status: 'True' }] } }), 'status.conditions', 'updates may not add a condition of type "Denied"')
+  t.notOk((await get()).status?.conditions, 'nothing stored')
+  let r = await approve(s, s.adminToken, 'allowed')
+  t.equal(r.status, 200, r.text)
+  // A changed Approved condition is put back as stored; a Failed one may be added.
+  cur = await get()
+  r = await put('status', { ...cur, status: { conditions: [{ ...APPROVED[0], reason: 'Changed', message: 'changed' }, { type: 'Failed', status: 'True', reason: 'Oops' }] } })
+  t.equal(r.status, 200, r.text)
+  t.same(r.json.status.conditions.map((c: Obj) => [c.type, c.reason]), [['Approved', 'OK'], ['Failed', 'Oops']])
+  cur = await get()
+  invalid(await put('status', { ...cur, status: { conditions: [cur.status.conditions[1]] } }), 'status.conditions', 'updates may not remove a condition of type "Approved"')
+  invalid(await put('approval', { ...cur, status: { conditions: [cur.status.conditions[0]] } }), 'status.conditions', 'updates may not remove a condition of type "Failed"')
+  t.equal((await get()).status.conditions.length, 2, 'both conditions kept')
+  // The certificate is set once.
+  r = await sign(s, s.adminToken, 'allowed')
+  t.equal(r.status, 200, r.text)
+  cur = await get()
+  invalid(await put('status', { ...cur, status: { ...cur.status, certificate: Buffer.from('other').toString('base64') } }), 'status.certificate', 'updates may not modify existing certificate content')
+  t.equal((await get()).status.certificate, cur.status.certificate, 'the certificate kept')
+})
+
 t.test('CertificateSubjectRestriction', async (t) => {
   const s = await startServer()
   t.teardown(() => s.stop())

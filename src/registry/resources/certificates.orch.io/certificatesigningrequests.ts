@@ -3,6 +3,7 @@
 // (status.conditions only) is served by the generic update (pipeline/admission.ts).
 import { defineResource, ALL_VERBS, statusSplit } from '../../define.js'
 import type { Obj } from '../../define.js'
+import { fieldForbidden, type FieldError } from '../../../machinery/errors.js'
 import { ageColumn, humanDuration, nameColumn } from '../_printers.js'
 
 /** Denied, Approved or Pending, then `,Failed` and `,Issued` when they apply. */
@@ -13,6 +14,40 @@ function condition(o: Obj): string {
   if (has('Failed')) s += ',Failed'
   if (typeof o.status?.certificate === 'string' && o.status.certificate.length > 0) s += ',Issued'
   return s
+}
+
+const conditionsOf = (o: Obj, type: string): unknown[] =>
+  (Array.isArray(o.status?.conditions) ? o.status.conditions : []).filter((c: Obj) => c?.type === type)
+
+/**
+ * Upstream's checks of a write through /status or /approval: an Approved, Denied or Failed condition is never
+ * removed; only /approval adds Approved or Denied (through /status an added one is refused, a changed one is put
+ * back as stored); only /status sets the certificate, once.
+ */
+function subresourceRules(o: Obj, old: Obj, via: 'status' | 'approval'): FieldError[] {
+  const errs: FieldError[] = []
+  for (const type of ['Approved', 'Denied', 'Failed']) {
+    if (conditionsOf(o, type).length < conditionsOf(old, type).length) errs.push(fieldForbidden('status.conditions', `updates may not remove a condition of type "${type}"`))
+  }
+  if (via === 'status') {
+    for (const type of ['Approved', 'Denied']) {
+      if (conditionsOf(o, type).length > conditionsOf(old, type).length) errs.push(fieldForbidden('status.conditions', `updates may not add a condition of type "${type}"`))
+    }
+    const cert = old.status?.certificate
+    if (typeof cert === 'string' && cert !== '' && o.status?.certificate !== cert) errs.push(fieldForbidden('status.certificate', 'updates may not modify existing certificate content'))
+  }
+  return errs
+}
+
+/** Through /status the stored instances of Approved and Denied stay as they are when their number did not change. */
+function keepApprovalConditions(o: Obj, old: Obj): void {
+  for (const type of ['Approved', 'Denied']) {
+    const was = conditionsOf(old, type)
+    const now = conditionsOf(o, type)
+    if (was.length !== now.length || was.length === 0) continue
+    let i = 0
+    o.status.conditions = o.status.conditions.map((c: Obj) => (c?.type === type ? was[i++] : c))
+  }
 }
 
 export default defineResource({
@@ -38,8 +73,14 @@ export default defineResource({
       if (user.extra && Object.keys(user.extra).length > 0) spec.extra = structuredClone(user.extra)
     },
   },
-  status: statusSplit.status,
-  approval: {},
+  status: {
+    prepareForUpdate: (o, old) => {
+      statusSplit.status.prepareForUpdate(o, old)
+      keepApprovalConditions(o, old)
+    },
+    validateUpdate: (o, old) => subresourceRules(o, old, 'status'),
+  },
+  approval: { validateUpdate: (o, old) => subresourceRules(o, old, 'approval') },
   table: [
     nameColumn(),
     ageColumn(),
