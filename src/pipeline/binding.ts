@@ -2,7 +2,8 @@
 // the binding's annotations and marks the pod PodScheduled; an ordinary update may not change spec.nodeName.
 import { badRequest, conflict, invalid, methodNotAllowed, fieldNotSupported, fieldRequired, type FieldError } from '../machinery/errors.js'
 import type { Obj, ResolvedDefinition } from '../registry/define.js'
-import { decodeBody, rfc3339 } from './admission.js'
+import { rfc3339 } from './admission.js'
+import { decodeBody } from './decode.js'
 import { guaranteedUpdate } from './write.js'
 import { admitPolicyOnly } from '../admission/chain.js'
 import type { RequestContext, Response } from './context.js'

@@ -13,7 +13,8 @@ import {
   isPodReady, MAX_DISRUPTED_PODS, updateDisruptionAllowedCondition, updatePodCondition,
 } from '../registry/resources/policy/disruption.js'
 import { admitPlugins } from '../admission/chain.js'
-import { decodeBody, rfc3339 } from './admission.js'
+import { rfc3339 } from './admission.js'
+import { decodeBody } from './decode.js'
 import { deleteOne, typedDeleteOptions, validDeleteOptions, type DeleteOptions } from './delete.js'
 import { guaranteedUpdate, trackFieldsBy } from './write.js'
 import { store, registry, shardOfDef, keyFor, isDryRun, parseStored, valueResponse } from './dispatch.js'
