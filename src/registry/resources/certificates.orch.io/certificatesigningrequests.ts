@@ -6,18 +6,18 @@ import type { Obj } from '../../define.js'
 import { fieldForbidden, type FieldError } from '../../../machinery/errors.js'
 import { ageColumn, humanDuration, nameColumn } from '../_printers.js'
 
+/** The status conditions of `type`, in order. */
+const conditionsOf = (o: Obj, type: string): unknown[] =>
+  (Array.isArray(o.status?.conditions) ? o.status.conditions : []).filter((c: Obj) => c?.type === type)
+
 /** Denied, Approved or Pending, then `,Failed` and `,Issued` when they apply. */
 function condition(o: Obj): string {
-  const conditions: Obj[] = Array.isArray(o.status?.conditions) ? o.status.conditions : []
-  const has = (type: string) => conditions.some((c) => c?.type === type)
+  const has = (type: string) => conditionsOf(o, type).length > 0
   let s = has('Denied') ? 'Denied' : has('Approved') ? 'Approved' : 'Pending'
   if (has('Failed')) s += ',Failed'
   if (typeof o.status?.certificate === 'string' && o.status.certificate.length > 0) s += ',Issued'
   return s
 }
-
-const conditionsOf = (o: Obj, type: string): unknown[] =>
-  (Array.isArray(o.status?.conditions) ? o.status.conditions : []).filter((c: Obj) => c?.type === type)
 
 /**
  * Upstream's checks of a write through /status or /approval: an Approved, Denied or Failed condition is never
