@@ -2,6 +2,7 @@
 // CertificateSigningRequest is decided by the authorizers on the synthetic `signers` resource (named by the request's
 // signerName, or its domain with `/*`), and a kube-apiserver-client request may not ask for the system:masters group.
 import { forbidden, type ApiError } from '../machinery/errors.js'
+import { parseCertificateRequest } from '../machinery/pem.js'
 import type { Obj } from '../registry/define.js'
 import type { UserInfo } from '../pipeline/context.js'
 import type { Attributes } from '../../actors/authz/messages.js'
@@ -65,64 +66,7 @@ export function checkSubject(name: string, csr: Obj): ApiError | undefined {
   return undefined
 }
 
-// ---- the subject of a PKCS#10 request ----
-
-/** One DER element: its tag, and where its contents start and end. */
-interface Der { tag: number; start: number; end: number }
-
-function readDer(b: Buffer, at: number, limit: number): Der {
-  if (at + 2 > limit) throw new Error('x509: malformed certificate request')
-  const tag = b[at]
-  let len = b[at + 1]
-  let start = at + 2
-  if (len & 0x80) {
-    const n = len & 0x7f
-    if (n === 0 || n > 4 || start + n > limit) throw new Error('x509: malformed certificate request')
-    len = 0
-    for (let i = 0; i < n; i++) len = len * 256 + b[start + i]
-    start += n
-  }
-  const end = start + len
-  if (end > limit) throw new Error('x509: malformed certificate request')
-  return { tag, start, end }
-}
-
-const SEQUENCE = 0x30
-const SET = 0x31
-const INTEGER = 0x02
-const OID = 0x06
-/** 2.5.4.10, organizationName. */
-const ORGANIZATION = Buffer.from([0x55, 0x04, 0x0a])
-
 /** The subject's organizations (O) of the PEM CERTIFICATE REQUEST in `request` (its bytes, base64 in JSON). */
 export function requestOrganizations(request: unknown): string[] {
-  const pem = Buffer.from(typeof request === 'string' ? request : '', 'base64').toString('latin1')
-  const m = /-----BEGIN ([A-Z0-9 ]+)-----\r?\n([\s\S]*?)-----END \1-----/.exec(pem)
-  if (m === null || m[1] !== 'CERTIFICATE REQUEST') throw new Error('PEM block type must be CERTIFICATE REQUEST')
-  const der = Buffer.from(m[2].replace(/[^A-Za-z0-9+/=]/g, ''), 'base64')
-  const outer = readDer(der, 0, der.length)
-  if (outer.tag !== SEQUENCE) throw new Error('x509: malformed certificate request')
-  const info = readDer(der, outer.start, outer.end)
-  if (info.tag !== SEQUENCE) throw new Error('x509: malformed certificate request')
-  const version = readDer(der, info.start, info.end)
-  if (version.tag !== INTEGER) throw new Error('x509: malformed certificate request')
-  const subject = readDer(der, version.end, info.end)
-  if (subject.tag !== SEQUENCE) throw new Error('x509: malformed certificate request')
-  const orgs: string[] = []
-  for (let at = subject.start; at < subject.end;) {
-    const rdn = readDer(der, at, subject.end)
-    if (rdn.tag !== SET) throw new Error('x509: malformed certificate request')
-    for (let a = rdn.start; a < rdn.end;) {
-      const atv = readDer(der, a, rdn.end)
-      const type = readDer(der, atv.start, atv.end)
-      if (type.tag !== OID) throw new Error('x509: malformed certificate request')
-      if (der.subarray(type.start, type.end).equals(ORGANIZATION)) {
-        const v = readDer(der, type.end, atv.end)
-        orgs.push(der.toString(v.tag === 0x0c ? 'utf8' : 'latin1', v.start, v.end))
-      }
-      a = atv.end
-    }
-    at = rdn.end
-  }
-  return orgs
+  return parseCertificateRequest(Buffer.from(typeof request === 'string' ? request : '', 'base64')).organizations
 }

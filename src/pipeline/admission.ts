@@ -346,6 +346,7 @@ function finishUpdate(ctx: RequestContext, def: ResolvedDefinition, o: Obj, old:
     // certificatesigningrequests/approval changes status.conditions only (upstream's approval strategy); metadata is the
     // stored one but for managedFields, as for status.
     keepStoredBut(o, old, 'status', 'conditions')
+    def.approval?.prepareForUpdate?.(o, old)
   } else if (target === 'status') {
     // The status sub-resource changes status only: metadata is the stored one but for managedFields, which an apply
     // has already set for this write (upstream's ResetObjectMetaForStatus keeps them too); an Update is tracked later.

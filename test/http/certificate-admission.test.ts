@@ -1,39 +1,16 @@
 // Black-box: CertificateApproval, CertificateSigning and CertificateSubjectRestriction (on by default), the
 // certificatesigningrequests/approval sub-resource they guard, and --disable-admission-plugins.
 import t from 'tap'
-import { createSign, generateKeyPairSync } from 'node:crypto'
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { startServer, type TestServer } from '../helpers/server.js'
+import { csrRequest } from '../helpers/csr.js'
+import { issue } from '../helpers/certs.js'
 
 type Obj = Record<string, any>
 const CSRS = '/apis/certificates.orch.io/v1/certificatesigningrequests'
 const RBAC = '/apis/rbac.authorization.orch.io/v1'
-
-// ---- a real PKCS#10 request, DER-encoded by hand ----
-function der(tag: number, body: Buffer): Buffer {
-  const n = body.length
-  const len = n < 128 ? Buffer.from([n]) : n < 256 ? Buffer.from([0x81, n]) : Buffer.from([0x82, n >> 8, n & 0xff])
-  return Buffer.concat([Buffer.from([tag]), len, body])
-}
-const seq = (...parts: Buffer[]) => der(0x30, Buffer.concat(parts))
-const set = (...parts: Buffer[]) => der(0x31, Buffer.concat(parts))
-const utf8 = (s: string) => der(0x0c, Buffer.from(s, 'utf8'))
-const O = Buffer.from([0x06, 0x03, 0x55, 0x04, 0x0a])
-const CN = Buffer.from([0x06, 0x03, 0x55, 0x04, 0x03])
-const ECDSA_SHA256 = seq(Buffer.from([0x06, 0x08, 0x2a, 0x86, 0x48, 0xce, 0x3d, 0x04, 0x03, 0x02]))
-
-/** A signed CSR for CN=`cn` and the organizations `orgs`, as spec.request wants it (PEM, base64). */
-function csrRequest(cn: string, orgs: string[]): string {
-  const { publicKey, privateKey } = generateKeyPairSync('ec', { namedCurve: 'prime256v1' })
-  const subject = seq(...orgs.map((o) => set(seq(O, utf8(o)))), set(seq(CN, utf8(cn))))
-  const info = seq(der(0x02, Buffer.from([0])), subject, publicKey.export({ type: 'spki', format: 'der' }), der(0xa0, Buffer.alloc(0)))
-  const sig = createSign('sha256').update(info).sign(privateKey)
-  const csr = seq(info, ECDSA_SHA256, der(0x03, Buffer.concat([Buffer.from([0]), sig])))
-  const pem = `-----BEGIN CERTIFICATE REQUEST-----\n${csr.toString('base64').replace(/(.{64})/g, '$1\n')}\n-----END CERTIFICATE REQUEST-----\n`
-  return Buffer.from(pem).toString('base64')
-}
 
 const csr = (name: string, signerName: string, request = csrRequest(name, [])) => ({
   apiVersion: 'certificates.orch.io/v1', kind: 'CertificateSigningRequest', metadata: { name },
@@ -79,7 +56,7 @@ async function approve(s: TestServer, token: string, name: string, extra: Obj = 
 }
 async function sign(s: TestServer, token: string, name: string) {
   const cur = (await s.request('GET', `${CSRS}/${name}`)).json
-  return s.requestAs(token, 'PUT', `${CSRS}/${name}/status`, { ...cur, status: { ...cur.status, certificate: Buffer.from('issued').toString('base64') } })
+  return s.requestAs(token, 'PUT', `${CSRS}/${name}/status`, { ...cur, status: { ...cur.status, certificate: Buffer.from(issue(null, { cn: name }).certPem).toString('base64') } })
 }
 
 t.test('CertificateApproval and the approval sub-resource', async (t) => {
@@ -148,7 +125,7 @@ t.test('through /status no Approved or Denied condition is added, removed or cha
   r = await sign(s, s.adminToken, 'allowed')
   t.equal(r.status, 200, r.text)
   cur = await get()
-  invalid(await put('status', { ...cur, status: { ...cur.status, certificate: Buffer.from('other').toString('base64') } }), 'status.certificate', 'updates may not modify existing certificate content')
+  invalid(await put('status', { ...cur, status: { ...cur.status, certificate: Buffer.from(issue(null, { cn: 'other' }).certPem).toString('base64') } }), 'status.certificate', 'updates may not modify existing certificate content')
   t.equal((await get()).status.certificate, cur.status.certificate, 'the certificate kept')
 })
 
@@ -167,8 +144,9 @@ t.test('CertificateSubjectRestriction', async (t) => {
   r = await s.request('POST', CSRS, csr('other-signer', 'example.com/x', csrRequest('root', ['system:masters'])))
   t.equal(r.status, 201, r.text)
   r = await s.request('POST', CSRS, csr('junk', signer, Buffer.from('-----BEGIN PUBLIC KEY-----\nAAAA\n-----END PUBLIC KEY-----\n').toString('base64')))
-  t.equal(r.status, 403, r.text)
-  t.equal(r.json.message, 'certificatesigningrequests.certificates.orch.io "junk" is forbidden: failed to parse CSR: PEM block type must be CERTIFICATE REQUEST')
+  // The request's own validation comes first (upstream's order: the strategy's checks, then validating admission).
+  t.equal(r.status, 422, r.text)
+  t.match(r.json.message, /^CertificateSigningRequest\.certificates\.orch\.io "junk" is invalid: spec\.request: Invalid value: \[\]byte\{0x2d, .*\}: PEM block type must be CERTIFICATE REQUEST$/)
 })
 
 t.test('--disable-admission-plugins=CertificateApproval,CertificateSigning,CertificateSubjectRestriction', async (t) => {

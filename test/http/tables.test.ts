@@ -6,6 +6,8 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { startServer, type TestServer } from '../helpers/server.js'
+import { csrRequest } from '../helpers/csr.js'
+import { issue } from '../helpers/certs.js'
 
 let s: TestServer
 let home = ''
@@ -322,10 +324,10 @@ t.test('horizontalpodautoscalers: reference, targets with current values, min/ma
 
 t.test('certificatesigningrequests: signer, requested duration, condition', async (t) => {
   const base = cluster('certificatesigningrequests', 'certificates.orch.io')
-  const spec = { request: Buffer.from('not really a CSR').toString('base64'), usages: ['client auth'] }
+  const spec = { request: csrRequest('csr-a'), usages: ['client auth'] }
   await create(base, { apiVersion: 'certificates.orch.io/v1', kind: 'CertificateSigningRequest', metadata: { name: 'csr-a' }, spec: { ...spec, signerName: 'example.com/signer', expirationSeconds: 90000 } })
   await create(base, { apiVersion: 'certificates.orch.io/v1', kind: 'CertificateSigningRequest', metadata: { name: 'csr-b' }, spec: { ...spec, signerName: 'example.com/signer' } })
-  await setStatus(base, 'csr-b', { conditions: [{ type: 'Failed', status: 'True', reason: 'SignerError', message: 'no' }], certificate: Buffer.from('cert').toString('base64') })
+  await setStatus(base, 'csr-b', { conditions: [{ type: 'Failed', status: 'True', reason: 'SignerError', message: 'no' }], certificate: Buffer.from(issue(null, { cn: 'csr-b' }).certPem).toString('base64') })
   const tb = await table(base)
   t.same(tb.cols, ['Name', 'Age', 'SignerName', 'Requestor', 'RequestedDuration', 'Condition'])
   const a = tb.rows.get('csr-a')!
