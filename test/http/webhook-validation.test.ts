@@ -81,3 +81,31 @@ t.test('policies, timeout and rules', async (t) => {
     { field: `${P}.reinvocationPolicy`, reason: 'FieldValueNotSupported', message: 'Unsupported value: "Always": supported values: "IfNeeded", "Never"' },
   ])
 })
+
+t.test('matchConditions: qualified unique names, expressions that compile to a bool; selectors', async (t) => {
+  const conds = (...c: Obj[]) => hook({ matchConditions: c })
+  await expectRefused(t, s, VWC, vwc('conds', conds(
+    { name: 'Bad Name', expression: 'a b' },
+    { name: 'Bad Name', expression: '  ' },
+    { name: '', expression: 'params.x' },
+    { name: 'not-bool', expression: 'object.metadata.name' },
+  )), VK, [
+    { field: `${P}.matchConditions[0].expression`, reason: 'FieldValueInvalid', message: 'Invalid value: "a b": compilation failed: ERROR: <input>:1:3: Syntax error: Unexpected character: \'b\'\n | a b\n | ..^' },
+    { field: `${P}.matchConditions[0].name`, reason: 'FieldValueInvalid', message: 'Invalid value: "Bad Name": name part must consist of alphanumeric characters, \'-\', \'_\' or \'.\', and must start and end with an alphanumeric character (e.g. \'MyName\',  or \'my.name\',  or \'123-abc\', regex used for validation is \'([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]\')' },
+    { field: `${P}.matchConditions[1].expression`, reason: 'FieldValueRequired', message: 'Required value' },
+    { field: `${P}.matchConditions[1].name`, reason: 'FieldValueInvalid', message: 'Invalid value: "Bad Name": name part must consist of alphanumeric characters, \'-\', \'_\' or \'.\', and must start and end with an alphanumeric character (e.g. \'MyName\',  or \'my.name\',  or \'123-abc\', regex used for validation is \'([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]\')' },
+    { field: `${P}.matchConditions[1].name`, reason: 'FieldValueDuplicate', message: 'Duplicate value: "Bad Name"' },
+    { field: `${P}.matchConditions[2].expression`, reason: 'FieldValueInvalid', message: 'Invalid value: "params.x": compilation failed: ERROR: <input>:1:1: undeclared reference to \'params\' (in container \'\')\n | params.x\n | ^' },
+    { field: `${P}.matchConditions[2].name`, reason: 'FieldValueRequired', message: 'Required value' },
+    { field: `${P}.matchConditions[3].expression`, reason: 'FieldValueInvalid', message: 'Invalid value: "object.metadata.name": must evaluate to bool' },
+  ])
+  await expectRefused(t, s, VWC, vwc('selectors', hook({ namespaceSelector: { matchExpressions: [{ key: 'a', operator: 'Near' }] } })), VK, [
+    { field: `${P}.namespaceSelector.matchExpressions[0].operator`, reason: 'FieldValueInvalid', message: 'Invalid value: "Near": not a valid selector operator' },
+  ])
+  // Conditions that use what a webhook sees are fine.
+  const ok = await s.request('POST', VWC, vwc('good-conds', conds(
+    { name: 'exclude-leases', expression: 'request.resource.resource != "leases"' },
+    { name: 'example.com/has-object', expression: 'object != null && authorizer.group("").resource("pods").check("get").allowed()' },
+  )))
+  t.equal(ok.status, 201, ok.text)
+})

@@ -1,7 +1,7 @@
 // ValidatingAdmissionPolicy (admissionregistration.orch.io/v1, cluster-scoped).
 import { defineResource, ALL_VERBS, statusSplit } from '../../define.js'
 import type { Obj } from '../../define.js'
-import { defaultMatchResources, ruleErrors } from './validatingwebhookconfigurations.js'
+import { defaultMatchResources, matchConditionErrors, ruleErrors } from './validatingwebhookconfigurations.js'
 import { fieldDuplicate, fieldInvalid, fieldNotSupported, fieldRequired, goQuote, goStringSlice, GoValue, type FieldError } from '../../../machinery/errors.js'
 import { dns1035Label, dns1123Subdomain, pathSegmentName, qualifiedName, validateLabelSelector } from '../../../machinery/validation.js'
 import { celCompileProblem, celResultType, type CelDeclarations, type CelResult } from '../../../machinery/cel.js'
@@ -107,22 +107,7 @@ function validatePolicy(o: Obj, old?: Obj): FieldError[] {
   }
   // Upstream skips the match conditions of an update that keeps them and the paramKind as they were.
   const keepConditions = old !== undefined && isDeepStrictEqual(spec.paramKind, old.spec?.paramKind) && isDeepStrictEqual(spec.matchConditions, old.spec?.matchConditions)
-  if (!keepConditions) {
-    const conditions = list(spec.matchConditions)
-    if (conditions.length > 64) errs.push({ type: 'FieldValueTooMany', field: 'spec.matchConditions', value: conditions.length, max: 64 })
-    const names = new Set<string>()
-    conditions.forEach((x, i) => {
-      const c = isObj(x) ? x : {}
-      const f = `spec.matchConditions[${i}]`
-      const expr = str(c.expression).trim()
-      if (expr === '') errs.push(fieldRequired(`${f}.expression`))
-      else errs.push(...celCause(`${f}.expression`, expr, 'bool', { params: hasParams, authorizer: true, variables: false }))
-      const n = str(c.name)
-      if (n === '') errs.push(fieldRequired(`${f}.name`))
-      else for (const d of qualifiedName(n)) errs.push(fieldInvalid(`${f}.name`, n, d))
-      if (n !== '') { if (names.has(n)) errs.push(fieldDuplicate(`${f}.name`, n)); names.add(n) }
-    })
-  }
+  if (!keepConditions) errs.push(...matchConditionErrors(list(spec.matchConditions), 'spec.matchConditions', hasParams))
   const varNames = new Set<string>()
   // Each variable is declared with the type it compiles to, and an expression sees only the variables before it.
   const varTypes: Array<[string, string]> = []

@@ -4,7 +4,9 @@ import { defineResource, ALL_VERBS } from '../../define.js'
 import type { Obj } from '../../define.js'
 import { fieldDuplicate, fieldInvalid, fieldNotSupported, fieldRequired, goStringSlice } from '../../../machinery/errors.js'
 import type { FieldError } from '../../../machinery/errors.js'
-import { dns1035Label, dns1123Subdomain, fullyQualifiedName, portNumber } from '../../../machinery/validation.js'
+import { dns1035Label, dns1123Subdomain, fullyQualifiedName, labelSelectorHasInvalidValue, portNumber, qualifiedName, validateLabelSelector } from '../../../machinery/validation.js'
+import { celCompileProblem } from '../../../machinery/cel.js'
+import { isDeepStrictEqual } from 'node:util'
 import { ageColumn, nameColumn } from '../_printers.js'
 
 function isObj(v: unknown): v is Obj { return v !== null && typeof v === 'object' && !Array.isArray(v) }
@@ -117,7 +119,32 @@ export function serviceErrors(svc: Obj, path: string): FieldError[] {
   return errs
 }
 
-function hookErrors(w: Obj, path: string, mutating: boolean): FieldError[] {
+/**
+ * upstream validateMatchConditions: at most 64, each with a qualified name (unique) and a CEL expression that compiles
+ * to a bool against object, oldObject, request and authorizer (and params, for a policy with a paramKind).
+ */
+export function matchConditionErrors(conditions: unknown[], path: string, params: boolean): FieldError[] {
+  const errs: FieldError[] = []
+  if (conditions.length > 64) errs.push({ type: 'FieldValueTooMany', field: path, value: conditions.length, max: 64 })
+  const names = new Set<string>()
+  conditions.forEach((x, i) => {
+    const c = isObj(x) ? x : {}
+    const f = `${path}[${i}]`
+    const expr = str(c.expression).trim()
+    if (expr === '') errs.push(fieldRequired(`${f}.expression`))
+    else {
+      const problem = celCompileProblem(expr, 'bool', { params, authorizer: true, variables: false })
+      if (problem !== undefined) errs.push(fieldInvalid(`${f}.expression`, expr, problem))
+    }
+    const n = str(c.name)
+    if (n === '') errs.push(fieldRequired(`${f}.name`))
+    else for (const d of qualifiedName(n)) errs.push(fieldInvalid(`${f}.name`, n, d))
+    if (n !== '') { if (names.has(n)) errs.push(fieldDuplicate(`${f}.name`, n)); names.add(n) }
+  })
+  return errs
+}
+
+function hookErrors(w: Obj, path: string, mutating: boolean, checkConditions: boolean, allowInvalidLabelValue: boolean): FieldError[] {
   const errs: FieldError[] = []
   errs.push(...fullyQualifiedName(`${path}.name`, str(w.name)))
   ;(Array.isArray(w.rules) ? w.rules : []).forEach((r: unknown, i: number) => errs.push(...ruleErrors(isObj(r) ? r : {}, `${path}.rules[${i}]`)))
@@ -129,12 +156,15 @@ function hookErrors(w: Obj, path: string, mutating: boolean): FieldError[] {
   else if (!sideEffects.includes(w.sideEffects)) errs.push(fieldNotSupported(`${path}.sideEffects`, w.sideEffects, sideEffects))
   if (present(w.timeoutSeconds) && (w.timeoutSeconds > 30 || w.timeoutSeconds < 1)) errs.push(fieldInvalid(`${path}.timeoutSeconds`, w.timeoutSeconds, 'the timeout value must be between 1 and 30 seconds'))
   if (mutating && present(w.reinvocationPolicy) && !['IfNeeded', 'Never'].includes(w.reinvocationPolicy)) errs.push(fieldNotSupported(`${path}.reinvocationPolicy`, w.reinvocationPolicy, ['IfNeeded', 'Never']))
+  if (present(w.namespaceSelector)) errs.push(...validateLabelSelector(w.namespaceSelector, `${path}.namespaceSelector`, { allowInvalidLabelValue }))
+  if (present(w.objectSelector)) errs.push(...validateLabelSelector(w.objectSelector, `${path}.objectSelector`, { allowInvalidLabelValue }))
   const cc: Obj = isObj(w.clientConfig) ? w.clientConfig : {}
   const hasUrl = present(cc.url)
   const hasService = present(cc.service)
   if (hasUrl === hasService) errs.push(fieldRequired(`${path}.clientConfig`, 'exactly one of url or service is required'))
   else if (hasUrl) errs.push(...urlErrors(str(cc.url), `${path}.clientConfig.url`))
   else errs.push(...serviceErrors(isObj(cc.service) ? cc.service : {}, `${path}.clientConfig.service`))
+  if (checkConditions) errs.push(...matchConditionErrors(Array.isArray(w.matchConditions) ? w.matchConditions : [], `${path}.matchConditions`, false))
   return errs
 }
 
@@ -151,14 +181,26 @@ function reviewVersionErrors(versions: string[], path: string): FieldError[] {
   return errs
 }
 
-/** validateValidatingWebhookConfiguration / validateMutatingWebhookConfiguration with the v1 (strict) options. */
-export function validateWebhookConfiguration(o: Obj, mutating: boolean): FieldError[] {
+const hooksOf = (o: Obj | undefined): unknown[] => (Array.isArray(o?.webhooks) ? o.webhooks : [])
+
+/**
+ * validateValidatingWebhookConfiguration / validateMutatingWebhookConfiguration with the v1 (strict) options. An update
+ * whose webhooks keep their match conditions as stored (same count, same conditions at each index) does not compile
+ * them again (upstream's ignoreMatchConditions).
+ */
+export function validateWebhookConfiguration(o: Obj, mutating: boolean, old?: Obj): FieldError[] {
   const errs: FieldError[] = []
   const names = new Set<string>()
-  ;(Array.isArray(o.webhooks) ? o.webhooks : []).forEach((h: unknown, i: number) => {
+  const hooks = hooksOf(o)
+  const was = hooksOf(old)
+  const checkConditions = old === undefined || hooks.length !== was.length ||
+    hooks.some((h, i) => !isDeepStrictEqual(isObj(h) ? h.matchConditions : undefined, isObj(was[i]) ? (was[i] as Obj).matchConditions : undefined))
+  // Stored selectors with label values upstream no longer accepts stay writable.
+  const allowInvalidLabelValue = was.some((h) => isObj(h) && (labelSelectorHasInvalidValue(h.namespaceSelector) || labelSelectorHasInvalidValue(h.objectSelector)))
+  hooks.forEach((h: unknown, i: number) => {
     const w: Obj = isObj(h) ? h : {}
     const path = `webhooks[${i}]`
-    errs.push(...hookErrors(w, path, mutating))
+    errs.push(...hookErrors(w, path, mutating, checkConditions, allowInvalidLabelValue))
     errs.push(...reviewVersionErrors(strings(w.admissionReviewVersions), `${path}.admissionReviewVersions`))
     const name = str(w.name)
     if (name !== '') {
@@ -212,7 +254,7 @@ export function webhookConfigurationResource(kind: 'ValidatingWebhookConfigurati
     strategy: {
       default: (o) => defaultWebhooks(o, mutating),
       validate: (o) => validateWebhookConfiguration(o, mutating),
-      validateUpdate: (o) => validateWebhookConfiguration(o, mutating),
+      validateUpdate: (o, old) => validateWebhookConfiguration(o, mutating, old),
       allowUnconditionalUpdate: true,
       nameRule: 'subdomain',
       hasGeneration: true,
