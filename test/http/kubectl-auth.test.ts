@@ -6,6 +6,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { startServer, type TestServer } from '../helpers/server.js'
+import { csrRequest } from '../helpers/csr.js'
 
 const work = mkdtempSync(join(tmpdir(), 'orch-kubectl-auth-'))
 const tokenFile = join(work, 'tokens.csv')
@@ -140,4 +141,21 @@ t.test('escalation through kubectl fails', async (t) => {
   const role = await kubectl(['create', 'clusterrole', 'x', '--verb', 'get', '--resource', 'nodes'], 'alice-token')
   t.equal(role.code, 1)
   t.match(role.stderr, /forbidden/)
+})
+
+t.test('kubectl create of CertificateSigningRequests: accepted, or the validation error shown', async (t) => {
+  // (kubectl certificate approve/deny insist on the certificates.k8s.io group, which this brand does not serve.)
+  const csr = (name: string, usages: string[]) => JSON.stringify({
+    apiVersion: 'certificates.orch.io/v1', kind: 'CertificateSigningRequest', metadata: { name },
+    spec: { request: csrRequest(name), signerName: 'example.com/signer', usages },
+  })
+  const c = await runKubectl(s.kubeconfig, home, ['create', '-f', '-'], { stdin: csr('kc-csr', ['client auth']) })
+  t.equal(c.code, 0, c.stderr)
+  t.equal(c.stdout.trim(), 'certificatesigningrequest.certificates.orch.io/kc-csr created')
+  const bad = await runKubectl(s.kubeconfig, home, ['create', '-f', '-'], { stdin: csr('kc-bad', []) })
+  t.not(bad.code, 0)
+  t.match(bad.stderr, /The CertificateSigningRequest "kc-bad" is invalid: spec\.usages: Required value/)
+  const get = await kubectl(['get', 'csr'])
+  t.equal(get.code, 0, get.stderr)
+  t.match(get.stdout, /^kc-csr\s+\S+\s+example\.com\/signer\s+orch-admin\s+<none>\s+Pending$/m)
 })
