@@ -210,6 +210,15 @@ export function kindAndNameErrors(ref: Record<string, unknown>, path: string): F
   return errs
 }
 
+/** The name of a CSI driver (upstream ValidateCSIDriverName): required, at most 63 bytes, a subdomain once lower-cased. */
+export function csiDriverNameErrors(field: string, v: string): FieldError[] {
+  const errs: FieldError[] = []
+  if (v === '') errs.push(fieldRequired(field))
+  if (Buffer.byteLength(v) > 63) errs.push(fieldTooLong(field, 63))
+  for (const d of dns1123Subdomain(v.toLowerCase())) errs.push(fieldInvalid(field, v, d))
+  return errs
+}
+
 /** Problems of an IANA_SVC_NAME port name (upstream IsValidPortName). */
 export function portName(v: string): string[] {
   const errs: string[] = []
