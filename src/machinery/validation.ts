@@ -210,6 +210,15 @@ export function kindAndNameErrors(ref: Record<string, unknown>, path: string): F
   return errs
 }
 
+/** The name of a CSI driver (upstream ValidateCSIDriverName): required, at most 63 bytes, a subdomain once lower-cased. */
+export function csiDriverNameErrors(field: string, v: string): FieldError[] {
+  const errs: FieldError[] = []
+  if (v === '') errs.push(fieldRequired(field))
+  if (Buffer.byteLength(v) > 63) errs.push(fieldTooLong(field, 63))
+  for (const d of dns1123Subdomain(v.toLowerCase())) errs.push(fieldInvalid(field, v, d))
+  return errs
+}
+
 /** Problems of an IANA_SVC_NAME port name (upstream IsValidPortName). */
 export function portName(v: string): string[] {
   const errs: string[] = []
@@ -340,6 +349,25 @@ export function parseIPSloppy(s: string): Uint8Array | undefined {
 export function isIPv4Bytes(ip: Uint8Array): boolean {
   for (let i = 0; i < 10; i++) if (ip[i] !== 0) return false
   return ip[10] === 0xff && ip[11] === 0xff
+}
+
+/** upstream IsValidIP's text for what Go's ParseIP does not read. */
+export const IP_ADDRESS_MSG = 'must be a valid IP address, (e.g. 10.9.8.7 or 2001:db8::ffff)'
+
+/**
+ * upstream ValidateNonSpecialIP (Endpoints, EndpointSlices): an address that makes sense as a destination, so not
+ * unspecified, loopback, link-local or link-local multicast; an unreadable one is only said to be no IP.
+ */
+export function nonSpecialIPErrors(field: string, v: string): FieldError[] {
+  const ip = parseIPSloppy(v)
+  if (ip === undefined) return [fieldInvalid(field, v, 'must be a valid IP address')]
+  const errs: FieldError[] = []
+  const v4 = isIPv4Bytes(ip)
+  if (v4 ? ip[12] === 0 && ip[13] === 0 && ip[14] === 0 && ip[15] === 0 : ip.every((b) => b === 0)) errs.push(fieldInvalid(field, v, `may not be unspecified (${v})`))
+  if (v4 ? ip[12] === 127 : ip.slice(0, 15).every((b) => b === 0) && ip[15] === 1) errs.push(fieldInvalid(field, v, 'may not be in the loopback range (127.0.0.0/8, ::1/128)'))
+  if (v4 ? ip[12] === 169 && ip[13] === 254 : ip[0] === 0xfe && (ip[1] & 0xc0) === 0x80) errs.push(fieldInvalid(field, v, 'may not be in the link-local range (169.254.0.0/16, fe80::/10)'))
+  if (v4 ? ip[12] === 224 && ip[13] === 0 && ip[14] === 0 : ip[0] === 0xff && (ip[1] & 0x0f) === 0x02) errs.push(fieldInvalid(field, v, 'may not be in the link-local multicast range (224.0.0.0/24, ff02::/10)'))
+  return errs
 }
 
 /** Go's (sloppy) ParseCIDR: undefined when the value is not a CIDR. */

@@ -415,8 +415,11 @@ t.test('a service reference is resolved through the Service\'s EndpointSlices; t
   r = await s.request('POST', cms('labelled'), cm('via-service'))
   t.equal(r.status, 500, r.text)
   t.match(r.json.message, /no endpoints available for service "hooks"$/)
-  // Endpoints (which may name the loopback address) when the Service has no EndpointSlice.
-  const endpoints = (port: number) => ({ apiVersion: 'v1', kind: 'Endpoints', metadata: { name: 'hooks' }, subsets: [{ addresses: [{ ip: '127.0.0.1' }], ports: [{ name: 'https', port }] }] })
+  // Endpoints when the Service has no EndpointSlice. Neither may name a loopback address (upstream's validation), so
+  // this needs an address of the host's own.
+  const external = Object.values(networkInterfaces()).flat().find((a) => a !== undefined && a.family === 'IPv4' && !a.internal)?.address
+  if (external === undefined) { t.skip('no non-loopback IPv4 address on this host for Endpoints', async () => {}); return }
+  const endpoints = (port: number) => ({ apiVersion: 'v1', kind: 'Endpoints', metadata: { name: 'hooks' }, subsets: [{ addresses: [{ ip: external }], ports: [{ name: 'https', port }] }] })
   r = await s.request('POST', '/api/v1/namespaces/webhook-ns/endpoints', endpoints(hook.port))
   t.equal(r.status, 201, r.text)
   let before = hook.received.length
@@ -427,9 +430,7 @@ t.test('a service reference is resolved through the Service\'s EndpointSlices; t
   t.equal(r.status, 409, r.text)
   t.equal(r.json.message, 'admission webhook "svc.hooks.example.com" denied the request: by the service')
 
-  // EndpointSlices come first; they may not name a loopback address, so this needs an address of the host's own.
-  const external = Object.values(networkInterfaces()).flat().find((a) => a !== undefined && a.family === 'IPv4' && !a.internal)?.address
-  if (external === undefined) { t.skip('no non-loopback IPv4 address on this host for an EndpointSlice', async () => {}); return }
+  // EndpointSlices come first.
   r = await s.request('POST', '/apis/discovery.orch.io/v1/namespaces/webhook-ns/endpointslices', {
     apiVersion: 'discovery.orch.io/v1', kind: 'EndpointSlice', metadata: { name: 'hooks-1', labels: { 'orch.io/service-name': 'hooks' } },
     addressType: 'IPv4',

@@ -1,7 +1,62 @@
-// Endpoints (v1).
+// Endpoints (v1): defaults, upstream's validation of subsets, printers.
 import { defineResource, ALL_VERBS } from '../../define.js'
 import type { Obj } from '../../define.js'
+import { fieldInvalid, fieldNotSupported, fieldRequired } from '../../../machinery/errors.js'
+import type { FieldError } from '../../../machinery/errors.js'
+import { dns1123Label, dns1123Subdomain, IP_ADDRESS_MSG, nonSpecialIPErrors, parseIPSloppy, portNumber, qualifiedName } from '../../../machinery/validation.js'
 import { ageColumn, joinHostPort, nameColumn } from '../_printers.js'
+
+const isObj = (v: unknown): v is Obj => v !== null && typeof v === 'object' && !Array.isArray(v)
+const listOf = (v: unknown): unknown[] => (Array.isArray(v) ? v : [])
+const str = (v: unknown): string => (typeof v === 'string' ? v : '')
+const PROTOCOLS = ['SCTP', 'TCP', 'UDP']
+
+/** upstream validateEndpointAddress: an IP that makes sense as a destination, a DNS-label hostname, a node name. */
+function addressErrors(a: Obj, p: string): FieldError[] {
+  const errs: FieldError[] = []
+  const ip = str(a.ip)
+  if (parseIPSloppy(ip) === undefined) errs.push(fieldInvalid(`${p}.ip`, ip, IP_ADDRESS_MSG))
+  const hostname = str(a.hostname)
+  if (hostname !== '') for (const d of dns1123Label(hostname)) errs.push(fieldInvalid(`${p}.hostname`, hostname, d))
+  if (typeof a.nodeName === 'string') for (const d of dns1123Subdomain(a.nodeName)) errs.push(fieldInvalid(`${p}.nodeName`, a.nodeName, d))
+  // An IP Go cannot read is reported a second time here, as upstream does.
+  errs.push(...nonSpecialIPErrors(`${p}.ip`, ip))
+  return errs
+}
+
+/** upstream validateEndpointPort: a DNS-label name (required when the subset has several ports), number, protocol, appProtocol. */
+function portErrors(port: Obj, requireName: boolean, p: string): FieldError[] {
+  const errs: FieldError[] = []
+  const name = str(port.name)
+  if (requireName && name === '') errs.push(fieldRequired(`${p}.name`))
+  else if (name !== '') for (const d of dns1123Label(name)) errs.push(fieldInvalid(`${p}.name`, name, d))
+  for (const d of portNumber(port.port ?? 0)) errs.push(fieldInvalid(`${p}.port`, port.port ?? 0, d))
+  const protocol = str(port.protocol)
+  if (protocol === '') errs.push(fieldRequired(`${p}.protocol`))
+  else if (!PROTOCOLS.includes(protocol)) errs.push(fieldNotSupported(`${p}.protocol`, protocol, PROTOCOLS))
+  if (typeof port.appProtocol === 'string') for (const d of qualifiedName(port.appProtocol)) errs.push(fieldInvalid(`${p}.appProtocol`, port.appProtocol, d))
+  return errs
+}
+
+/**
+ * upstream ValidateEndpoints (create and update alike, nothing is immutable): each subset names at least one
+ * address, ready or not, and its addresses and ports are valid. Port names need not be unique upstream.
+ */
+function validateEndpoints(o: Obj): FieldError[] {
+  const errs: FieldError[] = []
+  listOf(o.subsets).forEach((x, i) => {
+    const ss = isObj(x) ? x : {}
+    const p = `subsets[${i}]`
+    const addresses = listOf(ss.addresses)
+    const notReady = listOf(ss.notReadyAddresses)
+    if (addresses.length === 0 && notReady.length === 0) errs.push(fieldRequired(p, 'must specify `addresses` or `notReadyAddresses`'))
+    addresses.forEach((a, j) => errs.push(...addressErrors(isObj(a) ? a : {}, `${p}.addresses[${j}]`)))
+    notReady.forEach((a, j) => errs.push(...addressErrors(isObj(a) ? a : {}, `${p}.notReadyAddresses[${j}]`)))
+    const ports = listOf(ss.ports)
+    ports.forEach((x, j) => errs.push(...portErrors(isObj(x) ? x : {}, ports.length > 1, `${p}.ports[${j}]`)))
+  })
+  return errs
+}
 
 /** Up to three `ip:port` (or bare IPs for subsets without ports) and `+ N more...`; `<none>` without subsets. */
 function endpointsText(o: Obj): string {
@@ -39,11 +94,12 @@ export default defineResource({
   shortNames: ['ep'],
   schemaRef: 'io.orch.api.core.v1.Endpoints',
   strategy: {
-    // SetDefaults_EndpointPort
+    // SetDefaults_EndpointPort: an empty protocol is TCP.
     default: (o) => {
       if (!Array.isArray(o.subsets)) return
-      for (const s of o.subsets) if (s && Array.isArray(s.ports)) for (const p of s.ports) if (p && typeof p === 'object') p.protocol ??= 'TCP'
+      for (const s of o.subsets) if (s && Array.isArray(s.ports)) for (const p of s.ports) if (isObj(p) && (p.protocol === undefined || p.protocol === null || p.protocol === '')) p.protocol = 'TCP'
     },
+    validate: validateEndpoints,
     allowUnconditionalUpdate: true,
     nameRule: 'subdomain',
   },

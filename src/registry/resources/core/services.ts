@@ -3,7 +3,7 @@
 import { defineResource, ALL_VERBS, statusSplit } from '../../define.js'
 import type { Obj } from '../../define.js'
 import { fieldDuplicate, fieldForbidden, fieldInvalid, fieldNotSupported, fieldRequired, goStringSlice } from '../../../machinery/errors.js'
-import { dns1123Label, dns1123Subdomain, isIPv4Bytes, parseIPSloppy } from '../../../machinery/validation.js'
+import { dns1123Label, dns1123Subdomain, IP_ADDRESS_MSG, isIPv4Bytes, parseIPSloppy } from '../../../machinery/validation.js'
 import { oneOf } from './pods.js'
 import type { FieldError } from '../../../machinery/errors.js'
 import { ageColumn, formatLabels, nameColumn } from '../_printers.js'
@@ -71,7 +71,6 @@ export function nodePortsOf(spec: Obj): number[] {
   return out
 }
 
-const IP_MESSAGE = 'must be a valid IP address, (e.g. 10.9.8.7 or 2001:db8::ffff)'
 const isIPv6String = (ip: string): boolean => { const b = parseIPSloppy(ip); return b !== undefined && !isIPv4Bytes(b) }
 const ipsValue = (ips: unknown[]) => goStringSlice('string', ips)
 
@@ -106,7 +105,7 @@ export function validateClusterIPsRelatedFields(spec: Obj, oldIPs: unknown[] = [
       return
     }
     if (oldIPs.includes(ip)) return
-    if (typeof ip !== 'string' || parseIPSloppy(ip) === undefined) { badIPs = true; errs.push(fieldInvalid(`spec.clusterIPs[${i}]`, ip, IP_MESSAGE)) }
+    if (typeof ip !== 'string' || parseIPSloppy(ip) === undefined) { badIPs = true; errs.push(fieldInvalid(`spec.clusterIPs[${i}]`, ip, IP_ADDRESS_MSG)) }
   })
   if (ips.length > 2) errs.push(fieldInvalid('spec.clusterIPs', ipsValue(ips), 'may only hold up to 2 values'))
   if (badIPs) return errs

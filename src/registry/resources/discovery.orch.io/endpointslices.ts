@@ -4,7 +4,7 @@ import type { Obj } from '../../define.js'
 import { ageColumn, listWithMore, nameColumn } from '../_printers.js'
 import { fieldDuplicate, fieldInvalid, fieldNotSupported, fieldRequired, fieldTooMany } from '../../../machinery/errors.js'
 import type { FieldError } from '../../../machinery/errors.js'
-import { dns1123Label, dns1123Subdomain, fullyQualifiedDomainName, isIPv4Bytes, labelValue, parseIPSloppy, qualifiedName, validateLabels } from '../../../machinery/validation.js'
+import { dns1123Label, dns1123Subdomain, fullyQualifiedDomainName, isIPv4Bytes, labelValue, nonSpecialIPErrors, parseIPSloppy, qualifiedName, validateLabels } from '../../../machinery/validation.js'
 
 function list(v: unknown): Obj[] { return Array.isArray(v) ? v : [] }
 const isObj = (v: unknown): v is Obj => v !== null && typeof v === 'object' && !Array.isArray(v)
@@ -20,25 +20,12 @@ const MAX_ZONE_HINTS = 8
 /** The zone label the v1beta1 conversion moves out of the topology map (upstream topology.kubernetes.io/zone). */
 const ZONE_LABEL = 'topology.orch.io/zone'
 
-/** upstream ValidateEndpointIP: an IP that makes sense as a destination (not unspecified, loopback or link-local). */
-function endpointIPErrors(v: string, field: string): FieldError[] {
-  const ip = parseIPSloppy(v)
-  if (ip === undefined) return [fieldInvalid(field, v, 'must be a valid IP address')]
-  const errs: FieldError[] = []
-  const v4 = isIPv4Bytes(ip)
-  if (v4 ? ip[12] === 0 && ip[13] === 0 && ip[14] === 0 && ip[15] === 0 : ip.every((b) => b === 0)) errs.push(fieldInvalid(field, v, `may not be unspecified (${v})`))
-  if (v4 ? ip[12] === 127 : ip.slice(0, 15).every((b) => b === 0) && ip[15] === 1) errs.push(fieldInvalid(field, v, 'may not be in the loopback range (127.0.0.0/8, ::1/128)'))
-  if (v4 ? ip[12] === 169 && ip[13] === 254 : ip[0] === 0xfe && (ip[1] & 0xc0) === 0x80) errs.push(fieldInvalid(field, v, 'may not be in the link-local range (169.254.0.0/16, fe80::/10)'))
-  if (v4 ? ip[12] === 224 && ip[13] === 0 && ip[14] === 0 : ip[0] === 0xff && (ip[1] & 0x0f) === 0x02) errs.push(fieldInvalid(field, v, 'may not be in the link-local multicast range (224.0.0.0/24, ff02::/10)'))
-  return errs
-}
-
 function addressErrors(type: string, v: string, field: string): FieldError[] {
   switch (type) {
     case 'IPv4': case 'IPv6': {
       const ip = parseIPSloppy(v)
       const ok = ip !== undefined && (type === 'IPv4') === isIPv4Bytes(ip)
-      return [...(ok ? [] : [fieldInvalid(field, v, `must be a valid ${type} address`)]), ...endpointIPErrors(v, field)]
+      return [...(ok ? [] : [fieldInvalid(field, v, `must be a valid ${type} address`)]), ...nonSpecialIPErrors(field, v)]
     }
     case 'FQDN': return fullyQualifiedDomainName(field, v)
     default: return []

@@ -1,9 +1,77 @@
-// CSIDriver (storage.orch.io/v1, cluster-scoped). DELETE answers with the deleted object.
+// CSIDriver (storage.orch.io/v1, cluster-scoped): defaults, upstream's validation, printers. DELETE answers with the
+// deleted object.
 import { defineResource, ALL_VERBS } from '../../define.js'
 import type { Obj } from '../../define.js'
+import { fieldDuplicate, fieldInvalid, fieldNotSupported, fieldRequired, goStringSlice, GoValue } from '../../../machinery/errors.js'
+import type { FieldError } from '../../../machinery/errors.js'
 import { ageColumn, nameColumn } from '../_printers.js'
 
 function flag(o: Obj, key: string, unset: boolean): boolean { const v = o.spec?.[key]; return typeof v === 'boolean' ? v : unset }
+
+const isObj = (v: unknown): v is Obj => v !== null && typeof v === 'object' && !Array.isArray(v)
+const listOf = (v: unknown): unknown[] => (Array.isArray(v) ? v : [])
+const unset = (v: unknown): boolean => v === undefined || v === null
+const FS_GROUP_POLICIES = ['File', 'None', 'ReadWriteOnceWithFSType']
+/** In upstream's order, not sorted. */
+const LIFECYCLE_MODES = ['Persistent', 'Ephemeral']
+const MIN_TOKEN_SECONDS = 10 * 60
+const MAX_TOKEN_SECONDS = 2 ** 32
+
+/**
+ * upstream validateCSIDriverSpec with release 1.35's default gates (SELinuxMountReadWriteOncePod on): the flags the
+ * defaults fill are required, known fsGroupPolicy and lifecycle modes, token requests with distinct audiences and a
+ * sane expiry, a refresh period of 10 s or more, and serviceAccountTokenInSecrets only with token requests.
+ */
+function validateSpec(spec: Obj): FieldError[] {
+  const errs: FieldError[] = []
+  // Upstream's path says attachedRequired.
+  if (unset(spec.attachRequired)) errs.push(fieldRequired('spec.attachedRequired'))
+  if (unset(spec.podInfoOnMount)) errs.push(fieldRequired('spec.podInfoOnMount'))
+  if (unset(spec.storageCapacity)) errs.push(fieldRequired('spec.storageCapacity'))
+  if (!unset(spec.fsGroupPolicy) && !FS_GROUP_POLICIES.includes(spec.fsGroupPolicy)) errs.push(fieldNotSupported('spec.fsGroupPolicy', spec.fsGroupPolicy, FS_GROUP_POLICIES))
+  const audiences = new Set<string>()
+  const tokenRequests = listOf(spec.tokenRequests)
+  tokenRequests.forEach((x, i) => {
+    const tr = isObj(x) ? x : {}
+    const p = `spec.tokenRequests[${i}]`
+    const audience = typeof tr.audience === 'string' ? tr.audience : ''
+    if (audiences.has(audience)) { errs.push(fieldDuplicate(`${p}.audience`, audience)); return }
+    audiences.add(audience)
+    const secs = tr.expirationSeconds
+    if (typeof secs !== 'number') return
+    if (secs < MIN_TOKEN_SECONDS) errs.push(fieldInvalid(`${p}.expirationSeconds`, secs, 'may not specify a duration less than 10 minutes'))
+    if (secs > MAX_TOKEN_SECONDS) errs.push(fieldInvalid(`${p}.expirationSeconds`, secs, 'may not specify a duration larger than 2^32 seconds'))
+  })
+  for (const mode of listOf(spec.volumeLifecycleModes)) {
+    if (!LIFECYCLE_MODES.includes(mode as string)) errs.push(fieldNotSupported('spec.volumeLifecycleModes', mode, LIFECYCLE_MODES))
+  }
+  if (unset(spec.seLinuxMount)) errs.push(fieldRequired('spec.seLinuxMount'))
+  const period = spec.nodeAllocatableUpdatePeriodSeconds
+  if (typeof period === 'number' && period < 10) errs.push(fieldInvalid('spec.nodeAllocatableUpdatePeriodSeconds', period, 'must be greater than or equal to 10 seconds'))
+  if (!unset(spec.serviceAccountTokenInSecrets) && tokenRequests.length === 0) {
+    errs.push(fieldInvalid('spec.serviceAccountTokenInSecrets', spec.serviceAccountTokenInSecrets, 'serviceAccountTokenInSecrets is set but no tokenRequests are specified'))
+  }
+  return errs
+}
+
+const specOf = (o: Obj): Obj => (isObj(o.spec) ? o.spec : {})
+
+/** Go's %#v of the modes; nil and empty compare equal, as upstream's semantic equality has it. */
+function modesValue(v: unknown): GoValue {
+  return Array.isArray(v) ? goStringSlice('storage.VolumeLifecycleMode', v) : new GoValue('[]storage.VolumeLifecycleMode(nil)')
+}
+
+/** ValidateCSIDriverUpdate: the spec again; attachRequired and volumeLifecycleModes are immutable (the rest changes since 1.29). */
+function validateUpdate(o: Obj, old: Obj): FieldError[] {
+  const spec = specOf(o)
+  const prev = specOf(old)
+  const errs = validateSpec(spec)
+  if ((spec.attachRequired ?? null) !== (prev.attachRequired ?? null)) errs.push(fieldInvalid('spec.attachedRequired', spec.attachRequired ?? null, 'field is immutable'))
+  const modes = listOf(spec.volumeLifecycleModes)
+  const oldModes = listOf(prev.volumeLifecycleModes)
+  if (modes.length !== oldModes.length || modes.some((m, i) => m !== oldModes[i])) errs.push(fieldInvalid('spec.volumeLifecycleModes', modesValue(spec.volumeLifecycleModes), 'field is immutable'))
+  return errs
+}
 
 export default defineResource({
   group: 'storage.orch.io', version: 'v1', kind: 'CSIDriver', resource: 'csidrivers', singular: 'csidriver', scope: 'Cluster',
@@ -24,6 +92,8 @@ export default defineResource({
       s.requiresRepublish ??= false
       s.seLinuxMount ??= false
     },
+    validate: (o) => validateSpec(specOf(o)),
+    validateUpdate,
     allowUnconditionalUpdate: true,
     returnDeletedObject: true,
     nameRule: 'subdomain',

@@ -5,7 +5,7 @@ import { isDeepStrictEqual } from 'node:util'
 import { ageColumn, nameColumn } from '../_printers.js'
 import { fieldForbidden, fieldInvalid, fieldRequired, fieldTooLong } from '../../../machinery/errors.js'
 import type { FieldError } from '../../../machinery/errors.js'
-import { dns1123Subdomain } from '../../../machinery/validation.js'
+import { csiDriverNameErrors, dns1123Subdomain } from '../../../machinery/validation.js'
 
 const isObj = (v: unknown): v is Obj => v !== null && typeof v === 'object' && !Array.isArray(v)
 const str = (v: unknown): string => (typeof v === 'string' ? v : '')
@@ -47,11 +47,7 @@ function validateVolumeAttachment(o: Obj): FieldError[] {
 
 /** upstream ValidateVolumeAttachmentV1, for creates: the attacher is a CSI driver name, the volume name a subdomain. */
 function validateVolumeAttachmentV1(o: Obj): FieldError[] {
-  const errs: FieldError[] = []
-  const attacher = str(o.spec?.attacher)
-  if (attacher === '') errs.push(fieldRequired('spec.attacher'))
-  if (attacher.length > 63) errs.push(fieldTooLong('spec.attacher', 63))
-  for (const d of dns1123Subdomain(attacher.toLowerCase())) errs.push(fieldInvalid('spec.attacher', attacher, d))
+  const errs = csiDriverNameErrors('spec.attacher', str(o.spec?.attacher))
   const pv = o.spec?.source?.persistentVolumeName
   if (typeof pv === 'string') for (const d of dns1123Subdomain(pv)) errs.push(fieldInvalid('spec.source.persistentVolumeName', pv, d))
   return errs
