@@ -74,7 +74,7 @@ const cases: Case[] = [
   },
   {
     name: 'ControllerRevision without revision', path: `/apis/apps/v1${NS}/controllerrevisions`,
-    body: { apiVersion: 'apps/v1', kind: 'ControllerRevision', metadata: { name: 'cr' } },
+    body: { apiVersion: 'apps/v1', kind: 'ControllerRevision', metadata: { name: 'cr' }, data: {} },
     expect: { revision: 0 },
   },
   {

@@ -1,6 +1,9 @@
 // Namespace (v1, cluster-scoped). No deletecollection upstream.
 import { defineResource, statusSplit } from '../../define.js'
 import type { Obj } from '../../define.js'
+import { fieldInvalid } from '../../../machinery/errors.js'
+import type { FieldError } from '../../../machinery/errors.js'
+import { finalizerNameErrors } from '../../../machinery/validation.js'
 import { ageColumn, nameColumn } from '../_printers.js'
 
 /** upstream v1.LabelMetadataName (`kubernetes.io/metadata.name`), rebranded. */
@@ -11,6 +14,31 @@ function nameLabel(o: Obj): void {
   if (typeof name !== 'string' || name === '') return
   o.metadata.labels ??= {}
   o.metadata.labels[LABEL_METADATA_NAME] = name
+}
+
+/**
+ * namespaces/status keeps everything but the status, which SetDefaults_NamespaceStatus gives the phase Active when it
+ * has none (the only status a main-resource write keeps is the stored one).
+ */
+function prepareStatusUpdate(o: Obj, old: Obj): void {
+  statusSplit.status.prepareForUpdate(o, old)
+  if (o.status === undefined || o.status === null) o.status = {}
+  if (typeof o.status === 'object' && !Array.isArray(o.status) && (o.status.phase === undefined || o.status.phase === '')) o.status.phase = 'Active'
+}
+
+/** upstream ValidateNamespace: each spec.finalizers name qualified, and standard or domain-prefixed (reported at spec.finalizers, unindexed as upstream). */
+function validateNamespace(o: Obj): FieldError[] {
+  const fins: unknown[] = Array.isArray(o.spec?.finalizers) ? o.spec.finalizers : []
+  return fins.flatMap((f) => (typeof f === 'string' ? finalizerNameErrors(f, 'spec.finalizers') : []))
+}
+
+/** upstream ValidateNamespaceStatusUpdate: the phase is Active until the namespace is being deleted, then Terminating. */
+function validateNamespaceStatus(o: Obj): FieldError[] {
+  const phase = o.status?.phase ?? ''
+  if (!o.metadata?.deletionTimestamp) {
+    return phase === 'Active' ? [] : [fieldInvalid('status.Phase', phase, "may only be 'Active' if `deletionTimestamp` is empty")]
+  }
+  return phase === 'Terminating' ? [] : [fieldInvalid('status.Phase', phase, "may only be 'Terminating' if `deletionTimestamp` is not empty")]
 }
 
 export default defineResource({
@@ -39,10 +67,13 @@ export default defineResource({
       if (oldFinalizers === undefined) { if (o.spec) delete o.spec.finalizers } else { o.spec ??= {}; o.spec.finalizers = oldFinalizers }
       nameLabel(o)
     },
+    validate: validateNamespace,
+    // Updates of the main resource keep the stored spec.finalizers (checked by namespaces/finalize) and status.
+    validateUpdate: () => [],
     allowUnconditionalUpdate: true,
     nameRule: 'label',
   },
-  status: statusSplit.status,
+  status: { prepareForUpdate: prepareStatusUpdate, validateUpdate: validateNamespaceStatus },
   table: [
     nameColumn(),
     { name: 'Status', type: 'string', description: 'The status of the namespace', cell: (o) => o.status?.phase ?? '' },

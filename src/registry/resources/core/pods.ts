@@ -5,6 +5,7 @@ import { fieldDuplicate, fieldForbidden, fieldInvalid, fieldNotFound, fieldNotSu
 import type { FieldError } from '../../../machinery/errors.js'
 import { ageColumn, nameColumn, parseTime, since } from '../_printers.js'
 import { labelSelectorOf, matchLabels } from '../../../machinery/selectors.js'
+import { dns1123Label, validateAnnotations, validateLabels } from '../../../machinery/validation.js'
 import { validateEphemeralContainersUpdate, validatePodUpdate } from './pod-update.js'
 
 // ---- defaulting (upstream pkg/apis/core/v1/defaults.go) ----
@@ -159,10 +160,13 @@ export function podQOSClass(spec: unknown): 'Guaranteed' | 'Burstable' | 'BestEf
 
 // ---- validation (the small subset that keeps clients and controllers working) ----
 
-/** Containers present, each with a unique name and an image. */
+/**
+ * Volumes, then containers (present, each with a DNS label name unique among containers and init containers, and an
+ * image), init containers and ephemeral containers, then the enums: upstream ValidatePodSpec's order, for what it checks.
+ */
 export function validatePodSpec(spec: unknown, path: string): FieldError[] {
-  const errs: FieldError[] = []
   const s = isObj(spec) ? spec : {}
+  const errs = volumeErrors(s.volumes, `${path}.volumes`)
   const containers = Array.isArray(s.containers) ? s.containers : []
   if (containers.length === 0) errs.push(fieldRequired(`${path}.containers`))
   const seen = new Set<string>()
@@ -171,20 +175,36 @@ export function validatePodSpec(spec: unknown, path: string): FieldError[] {
     arr.forEach((c, i) => {
       const p = `${path}.${kind}[${i}]`
       const name = isObj(c) ? c.name : undefined
-      if (typeof name !== 'string' || name === '') errs.push(fieldRequired(`${p}.name`))
-      else if (seen.has(name)) errs.push(fieldDuplicate(`${p}.name`, name))
-      else seen.add(name)
+      const named = typeof name === 'string' && name !== ''
+      if (!named) errs.push(fieldRequired(`${p}.name`))
+      else for (const d of dns1123Label(name)) errs.push(fieldInvalid(`${p}.name`, name, d))
       const image = isObj(c) ? c.image : undefined
       if (typeof image !== 'string' || image === '') errs.push(fieldRequired(`${p}.image`))
       if (isObj(c)) errs.push(...containerErrors(c, p))
+      // An init container's name may not repeat a container's either.
+      if (!named) return
+      if (seen.has(name)) errs.push(fieldDuplicate(`${p}.name`, name))
+      else seen.add(name)
     })
   }
-  check('initContainers', s.initContainers)
   check('containers', s.containers)
+  check('initContainers', s.initContainers)
   errs.push(...ephemeralContainerErrors(s, seen, path))
-  errs.push(...volumeErrors(s.volumes, `${path}.volumes`))
   oneOf(errs, `${path}.restartPolicy`, s.restartPolicy, ['Always', 'OnFailure', 'Never'])
   oneOf(errs, `${path}.dnsPolicy`, s.dnsPolicy, ['ClusterFirstWithHostNet', 'ClusterFirst', 'Default', 'None'])
+  return errs
+}
+
+/**
+ * A PodTemplateSpec at `path` (upstream ValidatePodTemplateSpec): its labels and annotations (reported at
+ * `<path>.labels` and `<path>.annotations`, as upstream names them), its pod spec, and no ephemeral containers.
+ */
+export function validatePodTemplateSpec(template: unknown, path: string): FieldError[] {
+  const t: Obj = isObj(template) ? template : {}
+  const meta: Obj = isObj(t.metadata) ? t.metadata : {}
+  const errs = [...validateLabels(meta.labels, `${path}.labels`), ...validateAnnotations(meta.annotations, `${path}.annotations`)]
+  errs.push(...validatePodSpec(t.spec, `${path}.spec`))
+  if (isObj(t.spec) && list(t.spec.ephemeralContainers).length > 0) errs.push(fieldForbidden(`${path}.spec.ephemeralContainers`, 'ephemeral containers not allowed in pod template'))
   return errs
 }
 
@@ -213,6 +233,7 @@ function ephemeralContainerErrors(s: Obj, names: Set<string>, path: string): Fie
   list(s.ephemeralContainers).forEach((c, i) => {
     const p = `${path}.ephemeralContainers[${i}]`
     if (typeof c.name !== 'string' || c.name === '') errs.push(fieldRequired(`${p}.name`))
+    else for (const d of dns1123Label(c.name)) errs.push(fieldInvalid(`${p}.name`, c.name, d))
     if (typeof c.image !== 'string' || c.image === '') errs.push(fieldRequired(`${p}.image`))
     errs.push(...containerErrors(c, p))
     if (typeof c.name === 'string' && c.name !== '') {
@@ -244,12 +265,17 @@ function volumeErrors(volumes: unknown, path: string): FieldError[] {
   const seen = new Set<string>()
   list(volumes).forEach((v, i) => {
     const p = `${path}[${i}]`
-    if (typeof v.name !== 'string' || v.name === '') errs.push(fieldRequired(`${p}.name`))
-    else if (seen.has(v.name)) errs.push(fieldDuplicate(`${p}.name`, v.name))
-    else seen.add(v.name)
+    const own: FieldError[] = []
     const sources = VOLUME_SOURCES.filter((k) => v[k] !== undefined && v[k] !== null)
-    if (sources.length === 0) errs.push(fieldRequired(p, 'must specify a volume type'))
-    for (const extra of sources.slice(1)) errs.push(fieldForbidden(`${p}.${extra}`, 'may not specify more than 1 volume type'))
+    if (sources.length === 0) own.push(fieldRequired(p, 'must specify a volume type'))
+    for (const extra of sources.slice(1)) own.push(fieldForbidden(`${p}.${extra}`, 'may not specify more than 1 volume type'))
+    const name = typeof v.name === 'string' ? v.name : ''
+    if (name === '') own.push(fieldRequired(`${p}.name`))
+    else for (const d of dns1123Label(name)) own.push(fieldInvalid(`${p}.name`, name, d))
+    if (seen.has(name)) own.push(fieldDuplicate(`${p}.name`, name))
+    // As upstream, only a volume without errors counts for the duplicate check of later ones.
+    if (own.length === 0) seen.add(name)
+    errs.push(...own)
   })
   return errs
 }

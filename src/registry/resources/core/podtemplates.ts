@@ -1,6 +1,6 @@
 // PodTemplate (v1). DELETE answers with the deleted object.
 import { defineResource, ALL_VERBS } from '../../define.js'
-import { defaultPodTemplate } from './pods.js'
+import { defaultPodTemplate, validatePodTemplateSpec } from './pods.js'
 import { containerColumns, formatLabels, nameColumn } from '../_printers.js'
 
 export default defineResource({
@@ -11,9 +11,14 @@ export default defineResource({
   zeroValues: { template: { metadata: {}, spec: {} } },
   strategy: {
     default: (o) => defaultPodTemplate(o.template),
+    // upstream ValidatePodTemplate / ValidatePodTemplateUpdate: the template as any pod template, on create and update.
+    validate: (o) => validatePodTemplateSpec(o.template, 'template'),
+    validateUpdate: (o) => validatePodTemplateSpec(o.template, 'template'),
     allowUnconditionalUpdate: true,
     returnDeletedObject: true,
     nameRule: 'subdomain',
+    // upstream's strategy sets generation 1 on create and bumps it when the template changes.
+    hasGeneration: true,
   },
   table: [
     nameColumn(),
