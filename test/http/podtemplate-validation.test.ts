@@ -176,3 +176,16 @@ t.test('namespaces: finalizer names, and the phase a status write may set', asyn
   r = await s.request('PUT', `${NSS}/phases/finalize`, { ...unconditional, spec: { finalizers: [] } })
   t.equal(r.status, 200, r.text)
 })
+
+t.test('workload templates are pod templates too: their labels and annotations checked, no ephemeral containers', async (t) => {
+  const template = { metadata: { labels: { a: 'b' }, annotations: { 'bad key!': 'x' } }, spec: spec({ ephemeralContainers: [{ name: 'e', image: 'busybox' }] }) }
+  const causes = [
+    inv('spec.template.annotations', '"bad key!"', "name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')"),
+    { field: 'spec.template.spec.ephemeralContainers', reason: 'FieldValueForbidden', message: 'Forbidden: ephemeral containers not allowed in pod template' },
+  ]
+  const apps = (kind: string, extra: Obj = {}) => ({ apiVersion: 'apps/v1', kind, metadata: { name: `eph-${kind.toLowerCase()}` }, spec: { selector: { matchLabels: { a: 'b' } }, template, ...extra } })
+  for (const [kind, resource, extra] of [['Deployment', 'deployments', {}], ['ReplicaSet', 'replicasets', {}], ['StatefulSet', 'statefulsets', { serviceName: 'svc' }], ['DaemonSet', 'daemonsets', {}]] as const) {
+    await expectRefused(t, s, `/apis/apps/v1/namespaces/default/${resource}`, apps(kind, extra), `${kind}.apps`, causes)
+  }
+  await expectRefused(t, s, '/api/v1/namespaces/default/replicationcontrollers', { apiVersion: 'v1', kind: 'ReplicationController', metadata: { name: 'eph-rc' }, spec: { selector: { a: 'b' }, template } }, 'ReplicationController', causes)
+})

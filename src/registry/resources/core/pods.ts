@@ -340,7 +340,8 @@ export function validateWorkloadSpec(o: Obj, kind: 'deployment' | 'statefulset' 
   if ((!isObj(sel) || !selectorIsEmpty(sel)) && !selectorMatches(sel, labels)) {
     errs.push(fieldInvalid('spec.template.metadata.labels', labels ?? null, '`selector` does not match template `labels`'))
   }
-  errs.push(...validatePodSpec(template.spec, 'spec.template.spec'))
+  // The template as any pod template (its labels and annotations, no ephemeral containers; upstream ValidatePodTemplateSpec).
+  errs.push(...validatePodTemplateSpec(template, 'spec.template'))
   if (spec.replicas !== undefined && (typeof spec.replicas !== 'number' || spec.replicas < 0)) errs.push(fieldInvalid('spec.replicas', spec.replicas, 'must be greater than or equal to 0'))
   if (opts.restartAlways !== false) {
     const rp = isObj(template.spec) ? template.spec.restartPolicy : undefined

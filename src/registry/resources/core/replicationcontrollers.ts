@@ -4,7 +4,7 @@ import type { Obj } from '../../define.js'
 import { fieldInvalid, fieldNotSupported, fieldRequired } from '../../../machinery/errors.js'
 import type { FieldError } from '../../../machinery/errors.js'
 import { ageColumn, containerColumns, formatLabels, int, nameColumn } from '../_printers.js'
-import { defaultPodTemplate, validatePodSpec } from './pods.js'
+import { defaultPodTemplate, validatePodTemplateSpec } from './pods.js'
 
 function isObj(v: unknown): v is Obj { return v !== null && typeof v === 'object' && !Array.isArray(v) }
 
@@ -36,7 +36,7 @@ function validateRC(o: Obj): FieldError[] {
   if (Object.keys(selector).length > 0 && !Object.entries(selector).every(([k, v]) => l[k] === v)) {
     errs.push(fieldInvalid('spec.template.metadata.labels', labels ?? null, '`selector` does not match template `labels`'))
   }
-  errs.push(...validatePodSpec(spec.template.spec, 'spec.template.spec'))
+  errs.push(...validatePodTemplateSpec(spec.template, 'spec.template'))
   const rp = isObj(spec.template.spec) ? spec.template.spec.restartPolicy : undefined
   if (rp !== undefined && rp !== 'Always') errs.push(fieldNotSupported('spec.template.spec.restartPolicy', rp, ['Always']))
   return errs
