@@ -61,6 +61,10 @@ const INVALID: Refused[] = [
   { name: 'max-failed-alone', spec: indexed(3, { maxFailedIndexes: 1 }), lines: ['spec.backoffLimitPerIndex: Required value: when maxFailedIndexes is specified'] },
   { name: 'per-index-nonindexed', spec: { backoffLimitPerIndex: 1 }, lines: ['spec.backoffLimitPerIndex: Invalid value: 1: requires indexed completion mode'] },
   {
+    name: 'template-annotations', spec: {}, template: { metadata: { annotations: { 'bad key!': 'x' } } },
+    lines: [`spec.template.annotations: Invalid value: "bad key!": name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')`],
+  },
+  {
     name: 'manual-no-selector', spec: { manualSelector: true },
     lines: ['spec.selector: Required value', 'spec.template.metadata.labels: Invalid value: null: `selector` does not match template `labels`'],
   },

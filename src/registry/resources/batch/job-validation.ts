@@ -6,7 +6,7 @@ import type { Obj } from '../../define.js'
 import { fieldDuplicate, fieldInvalid, fieldInvalidOmitted, fieldNotSupported, fieldRequired, fieldTooLong, fieldTooMany, goQuote, GoValue } from '../../../machinery/errors.js'
 import type { FieldError } from '../../../machinery/errors.js'
 import { dns1123Label, dns1123Subdomain, domainPrefixedPath, qualifiedName, validateAnnotations, validateLabels } from '../../../machinery/validation.js'
-import { selectorMatches, validatePodSpec } from '../core/pods.js'
+import { selectorMatches, validatePodTemplateSpec } from '../core/pods.js'
 
 function isObj(v: unknown): v is Obj { return v !== null && typeof v === 'object' && !Array.isArray(v) }
 
@@ -280,10 +280,8 @@ export function validateJobSpec(spec: unknown, path: string): FieldError[] {
     }
   }
   const template: Obj = isObj(s.template) ? s.template : {}
-  const tmeta: Obj = isObj(template.metadata) ? template.metadata : {}
-  errs.push(...validateLabels(tmeta.labels, `${path}.template.metadata.labels`))
-  errs.push(...validateAnnotations(tmeta.annotations, `${path}.template.metadata.annotations`))
-  errs.push(...validatePodSpec(template.spec, `${path}.template.spec`))
+  // The template as any pod template: labels and annotations (at <path>.template.labels, as upstream names them), the pod spec.
+  errs.push(...validatePodTemplateSpec(template, `${path}.template`))
   // An omitted restartPolicy was defaulted to Always, so both are answered with the valid values.
   const rp = isObj(template.spec) ? template.spec.restartPolicy : undefined
   const rpPath = `${path}.template.spec.restartPolicy`
