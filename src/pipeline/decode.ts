@@ -133,6 +133,17 @@ export function checkFields(ctx: RequestContext, def: ResolvedDefinition, o: Obj
   reportFields(ctx, def, mode, pruneUnknown(o, treeOf(def)))
 }
 
+/**
+ * dropNulls, then checkFields, in one walk (a patched object): null-valued keys dropped, unknown fields pruned and
+ * reported as checkFields reports them.
+ */
+export function scrubFields(ctx: RequestContext, def: ResolvedDefinition, o: Obj): void {
+  const mode = fieldValidationOf(ctx)
+  const unknown: string[] = []
+  scrubDecoded(o, treeOf(def), unknown)
+  reportFields(ctx, def, mode, unknown)
+}
+
 function reportFields(ctx: RequestContext, def: ResolvedDefinition, mode: FieldValidation, unknown: string[]): void {
   if (mode === 'Ignore') return
   const problems = [...(ctx.duplicateFields ?? []).map((f) => `duplicate field "${f}"`), ...unknown.map((f) => `unknown field "${f}"`)]

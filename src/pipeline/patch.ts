@@ -8,9 +8,8 @@ import { applyPatch, conflictError, ApplyError } from '../machinery/apply/apply.
 import { treeOf, type Obj, type ResolvedDefinition } from '../registry/define.js'
 import type { RequestContext, Response } from './context.js'
 import { type UpdateTarget } from './admission.js'
-import { checkFields, decodeCborBody, parseYaml } from './decode.js'
+import { checkFields, decodeCborBody, parseYaml, scrubFields } from './decode.js'
 import { hasDuplicateKeys, duplicateKeys } from '../machinery/field-validation.js'
-import { dropNulls } from '../registry/schema.js'
 import { authorizeVerb } from './authorize.js'
 import { gr, keyFor, shardOfDef, storeOf } from './dispatch.js'
 import { create, guaranteedUpdate, resetFields, type Mutated } from './write.js'
@@ -112,10 +111,10 @@ function patched(ctx: RequestContext, def: ResolvedDefinition, ct: string, old: 
     // As upstream's checkName on the patched object: a patch that removes the name (or metadata) does not match.
     const patchedName = o.metadata !== null && typeof o.metadata === 'object' ? o.metadata.name ?? '' : ''
     if (patchedName !== name) throw badRequest(`the name of the object (${typeof patchedName === 'string' ? patchedName : JSON.stringify(patchedName)}) does not match the name on the URL (${name})`)
-    dropNulls(o)
+    // Nulls dropped and unknown fields pruned in one walk (the type meta set after it is what it walked past).
+    scrubFields(ctx, shown, o)
     o.apiVersion = shown.apiVersion
     o.kind = shown.kind
-    checkFields(ctx, shown, o)
     if (view !== undefined) return { object: storedBody(view, def, o), tracked: false }
     return { object: o, tracked: false }
   }

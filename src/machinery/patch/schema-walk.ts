@@ -336,15 +336,22 @@ export function isObject(v: unknown): v is Record<string, any> {
   return v !== null && typeof v === 'object' && !Array.isArray(v)
 }
 
+const hasOwn = Object.prototype.hasOwnProperty
+
 /** Deep copy of JSON data. */
 export function jsonClone<T>(v: T): T {
-  if (Array.isArray(v)) return v.map(jsonClone) as unknown as T
-  if (isObject(v)) {
-    const out: Record<string, unknown> = {}
-    for (const k of Object.keys(v)) out[k] = jsonClone(v[k])
-    return out as T
+  if (v === null || typeof v !== 'object') return v
+  if (Array.isArray(v)) {
+    const n = v.length
+    const out = new Array(n)
+    for (let i = 0; i < n; i++) out[i] = jsonClone(v[i])
+    return out as unknown as T
   }
-  return v
+  // for-in over own keys, not Object.keys: no key array per object (the same keys in the same order, assigned alike)
+  const src = v as Record<string, unknown>
+  const out: Record<string, unknown> = {}
+  for (const k in src) if (hasOwn.call(src, k)) out[k] = jsonClone(src[k])
+  return out as T
 }
 
 /** Deep equality of JSON data (object key order ignored). */
