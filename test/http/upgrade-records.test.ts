@@ -58,3 +58,60 @@ t.test('a Job stored without the fields this build adds can still be labelled an
   r = await s.request('PATCH', `${JOBS}/old`, { spec: { template: { spec: { containers: [{ name: 'c', image: 'other' }] } } } }, MERGE)
   t.equal(r.status, 422, 'a real template change is still refused')
 })
+
+t.test('a status patch keeps a stored spec that an earlier build left with nulls, unknown fields and quantities in another form', async (t) => {
+  const PODS = '/api/v1/namespaces/default/pods'
+  const SMP = { 'content-type': 'application/strategic-merge-patch+json' }
+  let s = await startServer({ keepDataDir: true })
+  const dataDir = s.dataDir
+  t.teardown(async () => { await s.stop(); rmSync(dataDir, { recursive: true, force: true }) })
+  const r0 = await s.request('POST', PODS, {
+    apiVersion: 'v1', kind: 'Pod', metadata: { name: 'p' },
+    spec: { containers: [{ name: 'c', image: 'i', resources: { requests: { cpu: '1' }, limits: { cpu: '2' } } }] },
+  })
+  t.equal(r0.status, 201, r0.text)
+  const r1 = await s.request('POST', PODS, {
+    apiVersion: 'v1', kind: 'Pod', metadata: { name: 'q' },
+    spec: { containers: [{ name: 'c', image: 'i', resources: { requests: { cpu: '1' }, limits: { cpu: '2' } } }] },
+  })
+  t.equal(r1.status, 201, r1.text)
+  await s.stop()
+  const edited = await rewrite(dataDir, objectKey('', 'pods', 'default', 'p'), (o) => {
+    o.spec.containers[0].resources.requests.cpu = '1000m'
+    o.spec.legacyField = 'x'
+    o.spec.containers[0].legacyNull = null
+    o.spec.hostname = null
+  })
+  t.ok(edited, 'the record was rewritten as an earlier build stored it')
+  // Only a quantity in another form: the spec is otherwise clean.
+  t.ok(await rewrite(dataDir, objectKey('', 'pods', 'default', 'q'), (o) => { o.spec.containers[0].resources.requests.cpu = '1000m' }))
+
+  s = await startServer({ dataDir, keepDataDir: true })
+  const stored = (await s.request('GET', `${PODS}/p`)).json
+  const patch = { status: { '$setElementOrder/conditions': [{ type: 'Ready' }], conditions: [{ type: 'Ready', status: 'True' }], phase: 'Running' } }
+  let r = await s.request('PATCH', `${PODS}/p/status?fieldValidation=Strict`, patch, SMP)
+  t.equal(r.status, 400, 'Strict refuses the unknown fields the patched object has')
+  t.match(r.json.message, 'unknown field "spec.legacyField"')
+  r = await s.request('PATCH', `${PODS}/p/status`, patch, SMP)
+  t.equal(r.status, 200, r.text)
+  const w = r.headers['warning']
+  t.match(String(w), /unknown field \\?"spec.legacyField\\?"/, 'and Warn reports them')
+  t.equal(r.json.status.phase, 'Running')
+  t.same(r.json.spec, stored.spec, 'the stored spec is kept as it was stored')
+  t.equal(r.json.spec.containers[0].resources.requests.cpu, '1000m', 'its quantity too')
+  t.equal(r.json.spec.legacyField, 'x')
+  const after = (await s.request('GET', `${PODS}/p`)).json
+  t.same(after.spec, stored.spec, 'and so it reads back')
+  t.same(after.status.conditions.map((c: any) => c.type), ['Ready'])
+  // The ownership of the spec is as before the patch: the status writer took none of it.
+  const mine = (after.metadata.managedFields as any[]).filter((e) => e.subresource === 'status')
+  t.equal(mine.length, 1)
+  t.notOk(JSON.stringify(mine[0].fieldsV1).includes('f:spec'), 'no spec field moved to the status writer')
+
+  const q = (await s.request('GET', `${PODS}/q`)).json
+  r = await s.request('PATCH', `${PODS}/q/status`, patch, SMP)
+  t.equal(r.status, 200, r.text)
+  t.equal(r.headers['warning'], undefined, 'nothing to warn about')
+  t.equal(r.json.spec.containers[0].resources.requests.cpu, '1000m', 'a quantity of the stored spec is kept as stored')
+  t.same((await s.request('GET', `${PODS}/q`)).json.spec, q.spec, 'and the spec reads back as it was')
+})
