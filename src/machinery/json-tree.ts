@@ -1,6 +1,15 @@
 // Plain JSON value trees (what the body decoders and JSON.parse make): an emptiness check without a key array, a copy
 // that shares the strings, and a comparison of two trees' JSON.stringify texts without writing them out.
 
+/**
+ * Sets an own data property, as JSON.parse and a spread copy make them: `__proto__` too, which plain assignment would
+ * take as the object's prototype (a ConfigMap may hold a `__proto__` key).
+ */
+export function setOwn(o: Record<string, unknown>, k: string, v: unknown): void {
+  if (k === '__proto__') Object.defineProperty(o, k, { value: v, enumerable: true, writable: true, configurable: true })
+  else o[k] = v
+}
+
 /** Whether an object has no own enumerable keys, found without listing them (no key array per call). */
 export function noOwnKeys(o: object): boolean {
   for (const k in o) if (Object.prototype.hasOwnProperty.call(o, k)) return false

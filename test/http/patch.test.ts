@@ -756,3 +756,28 @@ t.test('apply through deployments/status owns neither spec nor metadata.labels (
   t.equal(r.status, 200, `no conflict with the status applier: ${r.text}`)
   t.equal(r.json?.metadata?.labels?.st, 'y')
 })
+
+t.test('a __proto__ key (legal in a ConfigMap) survives every patch type and apply, and can be added by them', async (t) => {
+  // Raw JSON bodies: a JavaScript object literal would not carry the key as data.
+  const body = (name: string, data: string) => `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"${name}"},"data":${data}}`
+  let r = await s.request('POST', `${NS}/configmaps`, body('proto', '{"__proto__":"x","a":"b"}'), { 'content-type': 'application/json' })
+  t.equal(r.status, 201, r.text)
+  const data = async (name: string) => JSON.stringify((await s.request('GET', cm(name))).json.data)
+  for (const [type, key] of [[SMP, 's'], [MERGE, 'm']]) {
+    r = await patch(cm('proto'), type, `{"data":{"${key}":"1"}}`)
+    t.equal(r.status, 200, r.text)
+  }
+  t.equal(await data('proto'), '{"__proto__":"x","a":"b","s":"1","m":"1"}', 'kept by a strategic merge patch and a merge patch of other keys')
+  r = await s.request('POST', `${NS}/configmaps`, body('proto2', '{"a":"b"}'), { 'content-type': 'application/json' })
+  r = await patch(cm('proto2'), SMP, '{"data":{"__proto__":"s"}}')
+  t.equal(await data('proto2'), '{"a":"b","__proto__":"s"}', 'added by a strategic merge patch')
+  r = await patch(cm('proto2'), MERGE, '{"data":{"__proto__":"m"}}')
+  t.equal(await data('proto2'), '{"a":"b","__proto__":"m"}', 'changed by a merge patch')
+  r = await apply(cm('proto3'), body('proto3', '{"__proto__":"w","k":"v"}'), 'fieldManager=m')
+  t.equal(r.status, 201, r.text)
+  t.equal(await data('proto3'), '{"__proto__":"w","k":"v"}', 'created by an apply')
+  t.same(r.json.metadata.managedFields[0].fieldsV1, { 'f:data': { 'f:__proto__': {}, 'f:k': {} } }, 'and owned by it')
+  r = await apply(cm('proto3'), body('proto3', '{"__proto__":"w2"}'), 'fieldManager=m')
+  t.equal(r.status, 200, r.text)
+  t.equal(await data('proto3'), '{"__proto__":"w2"}', 'an apply that drops k keeps the key it still applies')
+})

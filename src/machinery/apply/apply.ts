@@ -15,6 +15,7 @@ import {
 } from './managed-fields.js'
 import type { Managed, ManagerInfo } from './managed-fields.js'
 import { compareObjects, mergeObjects, removeItems, type Comparison } from './typed-value.js'
+import { setOwn } from '../json-tree.js'
 
 type Obj = Record<string, any>
 
@@ -208,12 +209,6 @@ function shallowWithoutManagedFields(o: unknown): Obj {
     c.metadata = md
   }
   return c
-}
-
-/** An own data property, as a spread copy makes it (`__proto__` too, which plain assignment would not make own). */
-function setOwn(o: Obj, k: string, v: unknown): void {
-  if (k === '__proto__') Object.defineProperty(o, k, { value: v, enumerable: true, writable: true, configurable: true })
-  else o[k] = v
 }
 
 function setManagedFields(o: Obj, managed: Managed): void {

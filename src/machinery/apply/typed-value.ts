@@ -6,6 +6,7 @@ import { noOwnKeys } from '../json-tree.js'
 import type { TypeNode } from '../patch/schema-walk.js'
 import { FieldSet, TypedError, fieldElement, listItemElement, nodeFor, pathString } from './fieldpath.js'
 import type { Path, PathElement } from './fieldpath.js'
+import { setOwn } from '../json-tree.js'
 
 type Obj = Record<string, any>
 
@@ -156,10 +157,10 @@ export function mergeObjects(lhs: unknown, rhs: unknown, node: TypeNode): unknow
           path.push(fieldElement(key))
           const v = walk(lm[key], rm[key], n.child(key))
           path.pop()
-          if (v !== undefined) out[key] = v
-        } else out[key] = lm[key]
+          if (v !== undefined) setOwn(out, key, v)
+        } else setOwn(out, key, lm[key])
       }
-      for (const key of Object.keys(rm)) if (!Object.prototype.hasOwnProperty.call(lm, key)) out[key] = rm[key]
+      for (const key of Object.keys(rm)) if (!Object.prototype.hasOwnProperty.call(lm, key)) setOwn(out, key, rm[key])
       return Object.keys(out).length > 0 ? out : undefined
     }
     return mergeList(Array.isArray(l) ? l : [], Array.isArray(r) ? r : [], n)
@@ -245,7 +246,7 @@ export function removeItems(value: unknown, set: FieldSet, node: TypeNode): unkn
     const pe = fieldElement(key)
     if (set.members.has(pe.key)) continue
     const sub = set.withPrefix(pe)
-    out[key] = sub.empty() ? value[key] : removeItems(value[key], sub, node.child(key)) ?? null
+    setOwn(out, key, sub.empty() ? value[key] : removeItems(value[key], sub, node.child(key)) ?? null)
   }
   return Object.keys(out).length > 0 ? out : undefined
 }

@@ -4,12 +4,13 @@
 import { ApiError } from '../errors.js'
 import { PatchError } from './json-patch.js'
 import { isObject, jsonClone } from './schema-walk.js'
+import { setOwn } from '../json-tree.js'
 
 function pruneNulls(v: unknown): unknown {
   if (Array.isArray(v)) return v.map((x) => (x === null ? null : pruneNulls(x)))
   if (isObject(v)) {
     const out: Record<string, unknown> = {}
-    for (const k of Object.keys(v)) if (v[k] !== null) out[k] = pruneNulls(v[k])
+    for (const k of Object.keys(v)) if (v[k] !== null) setOwn(out, k, pruneNulls(v[k]))
     return out
   }
   return v
@@ -21,7 +22,7 @@ function mergeInto(doc: Record<string, unknown>, patch: Record<string, unknown>)
     if (pv === null) { delete doc[k]; continue }
     const cur = doc[k]
     if (cur === undefined || cur === null || !isObject(cur) || !isObject(pv)) {
-      doc[k] = pruneNulls(jsonClone(pv))
+      setOwn(doc, k, pruneNulls(jsonClone(pv)))
       continue
     }
     mergeInto(cur, pv)

@@ -2,6 +2,7 @@
 // untyped), with the list and map semantics of server-side apply and the patch strategies of strategic merge patch.
 // Resolution is lazy and cached per schema node, so each kind's tree is built once and every later step is a lookup.
 import type { SchemaNode } from '../../registry/schema.js'
+import { setOwn } from '../json-tree.js'
 
 export type NodeKind = 'scalar' | 'struct' | 'map' | 'list' | 'untyped'
 /** Server-side apply list semantics. */
@@ -350,7 +351,7 @@ export function jsonClone<T>(v: T): T {
   // for-in over own keys, not Object.keys: no key array per object (the same keys in the same order, assigned alike)
   const src = v as Record<string, unknown>
   const out: Record<string, unknown> = {}
-  for (const k in src) if (hasOwn.call(src, k)) out[k] = jsonClone(src[k])
+  for (const k in src) if (hasOwn.call(src, k)) setOwn(out, k, jsonClone(src[k]))
   return out as T
 }
 

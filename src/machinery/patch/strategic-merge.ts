@@ -8,6 +8,7 @@
 import { PatchError } from './json-patch.js'
 import { isObject, jsonClone } from './schema-walk.js'
 import type { TypeNode } from './schema-walk.js'
+import { setOwn } from '../json-tree.js'
 
 type Obj = Record<string, unknown>
 
@@ -370,7 +371,7 @@ function mergeMap(original: Obj, patch: Obj, node: TypeNode): Obj {
     if (!has(original, k)) {
       if (!isDeleteList) {
         const [v, keep] = takeAsIs(patchV)
-        if (keep) original[k] = v
+        if (keep) setOwn(original, k, v)
       }
       continue
     }
@@ -379,7 +380,7 @@ function mergeMap(original: Obj, patch: Obj, node: TypeNode): Obj {
     if (ok !== valueKind(patchV)) {
       if (!isDeleteList) {
         const [v, keep] = takeAsIs(patchV)
-        if (keep) original[k] = v
+        if (keep) setOwn(original, k, v)
         else delete original[k]
       }
       continue
@@ -387,13 +388,13 @@ function mergeMap(original: Obj, patch: Obj, node: TypeNode): Obj {
     if (ok === 'map') {
       const child = node.child(k)
       const strategy = strategyOf(child.patchStrategies)
-      original[k] = strategy !== REPLACE ? mergeMap(ov as Obj, patchV as Obj, child) : takeAsIs(patchV)[0]
+      setOwn(original, k, strategy !== REPLACE ? mergeMap(ov as Obj, patchV as Obj, child) : takeAsIs(patchV)[0])
     } else if (ok === 'list') {
       const child = node.child(k)
       const strategy = strategyOf(child.patchStrategies)
-      original[k] = mergeSliceHandler(ov as unknown[], patchV as unknown[], child.item, strategy, child.patchMergeKey ?? '', isDeleteList)
+      setOwn(original, k, mergeSliceHandler(ov as unknown[], patchV as unknown[], child.item, strategy, child.patchMergeKey ?? '', isDeleteList))
     } else if (!isDeleteList) {
-      original[k] = patchV
+      setOwn(original, k, patchV)
     }
   }
   return original
