@@ -211,6 +211,17 @@ export function goStringSlice(type: string, items: unknown[]): GoValue {
   return new GoValue(`[]${type}{${items.map((x) => goQuote(String(x))).join(', ')}}`)
 }
 
+/** goStringSlice, or `[]<type>(nil)` for a value that is no list (an unset field). */
+export function goStringSliceOrNil(type: string, v: unknown): GoValue {
+  return Array.isArray(v) ? goStringSlice(type, v) : new GoValue(`[]${type}(nil)`)
+}
+
+/** `[]byte{0x68, 0x69}`, Go's %#v of a byte slice (`[]byte(nil)` for none); `type` uint8 inside a struct's %#v. */
+export function goByteSlice(b: Uint8Array | null, type = 'byte'): GoValue {
+  if (b === null) return new GoValue(`[]${type}(nil)`)
+  return new GoValue(`[]${type}{${Array.from(b, (x) => `0x${x.toString(16)}`).join(', ')}}`)
+}
+
 function printValue(v: unknown): string {
   if (v instanceof GoValue) return v.text
   if (v === null || v === undefined) return 'null'

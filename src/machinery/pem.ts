@@ -57,6 +57,13 @@ function readDer(b: Buffer, at: number, limit: number, what: string): Der {
   return { tag, at, start, end }
 }
 
+/** The element at `at` (within `limit`), which must carry `tag`. */
+function readTagged(b: Buffer, at: number, limit: number, tag: number, what: string): Der {
+  const d = readDer(b, at, limit, what)
+  if (d.tag !== tag) throw new Error(`x509: malformed ${what}`)
+  return d
+}
+
 const SEQUENCE = 0x30
 const SET = 0x31
 const INTEGER = 0x02
@@ -103,31 +110,23 @@ export function parseCertificateRequest(pem: Buffer): CertificateRequest {
   if (block === undefined || block.type !== 'CERTIFICATE REQUEST') throw new Error('PEM block type must be CERTIFICATE REQUEST')
   const der = block.bytes
   const what = 'certificate request'
-  const outer = readDer(der, 0, der.length, what)
-  if (outer.tag !== SEQUENCE || outer.end !== der.length) throw new Error(`x509: malformed ${what}`)
-  const info = readDer(der, outer.start, outer.end, what)
-  if (info.tag !== SEQUENCE) throw new Error(`x509: malformed ${what}`)
-  const version = readDer(der, info.start, info.end, what)
-  if (version.tag !== INTEGER) throw new Error(`x509: malformed ${what}`)
-  const subject = readDer(der, version.end, info.end, what)
-  if (subject.tag !== SEQUENCE) throw new Error(`x509: malformed ${what}`)
-  const spki = readDer(der, subject.end, info.end, what)
-  if (spki.tag !== SEQUENCE) throw new Error(`x509: malformed ${what}`)
-  const algorithm = readDer(der, info.end, outer.end, what)
-  if (algorithm.tag !== SEQUENCE) throw new Error(`x509: malformed ${what}`)
-  const algorithmOid = readDer(der, algorithm.start, algorithm.end, what)
-  if (algorithmOid.tag !== OID) throw new Error(`x509: malformed ${what}`)
-  const signature = readDer(der, algorithm.end, outer.end, what)
-  if (signature.tag !== BIT_STRING || signature.end - signature.start < 1) throw new Error(`x509: malformed ${what}`)
+  const outer = readTagged(der, 0, der.length, SEQUENCE, what)
+  if (outer.end !== der.length) throw new Error(`x509: malformed ${what}`)
+  const info = readTagged(der, outer.start, outer.end, SEQUENCE, what)
+  const version = readTagged(der, info.start, info.end, INTEGER, what)
+  const subject = readTagged(der, version.end, info.end, SEQUENCE, what)
+  const spki = readTagged(der, subject.end, info.end, SEQUENCE, what)
+  const algorithm = readTagged(der, info.end, outer.end, SEQUENCE, what)
+  const algorithmOid = readTagged(der, algorithm.start, algorithm.end, OID, what)
+  const signature = readTagged(der, algorithm.end, outer.end, BIT_STRING, what)
+  if (signature.end - signature.start < 1) throw new Error(`x509: malformed ${what}`)
 
   const organizations: string[] = []
   for (let at = subject.start; at < subject.end;) {
-    const rdn = readDer(der, at, subject.end, what)
-    if (rdn.tag !== SET) throw new Error(`x509: malformed ${what}`)
+    const rdn = readTagged(der, at, subject.end, SET, what)
     for (let a = rdn.start; a < rdn.end;) {
       const atv = readDer(der, a, rdn.end, what)
-      const type = readDer(der, atv.start, atv.end, what)
-      if (type.tag !== OID) throw new Error(`x509: malformed ${what}`)
+      const type = readTagged(der, atv.start, atv.end, OID, what)
       if (der.subarray(type.start, type.end).equals(ORGANIZATION)) {
         const v = readDer(der, type.end, atv.end, what)
         organizations.push(der.toString(v.tag === 0x0c ? 'utf8' : 'latin1', v.start, v.end))

@@ -2,7 +2,7 @@
 import { defineResource, ALL_VERBS, statusSplit } from '../../define.js'
 import type { Obj } from '../../define.js'
 import { defaultMatchResources, matchConditionErrors, ruleErrors } from './validatingwebhookconfigurations.js'
-import { fieldDuplicate, fieldInvalid, fieldNotSupported, fieldRequired, goQuote, goStringSlice, GoValue, type FieldError } from '../../../machinery/errors.js'
+import { fieldDuplicate, fieldInvalid, fieldNotSupported, fieldRequired, goQuote, GoValue, type FieldError } from '../../../machinery/errors.js'
 import { dns1035Label, dns1123Subdomain, pathSegmentName, qualifiedName, validateLabelSelector } from '../../../machinery/validation.js'
 import { celCompileProblem, celResultType, type CelDeclarations, type CelResult } from '../../../machinery/cel.js'
 import { isDeepStrictEqual } from 'node:util'
@@ -13,9 +13,6 @@ function list(v: unknown): unknown[] { return Array.isArray(v) ? v : [] }
 function str(v: unknown): string { return typeof v === 'string' ? v : '' }
 
 // ---- rules and match resources (shared with the binding) ----
-
-const OPERATIONS = ['*', 'CONNECT', 'CREATE', 'DELETE', 'UPDATE']
-const SCOPES = ['*', 'Cluster', 'Namespaced']
 
 /** upstream validateNamedRuleWithOperations: resource names, then the rule as webhooks have it. */
 function validateNamedRule(rule: Obj, f: string): FieldError[] {

@@ -2,7 +2,7 @@
 import { isDeepStrictEqual } from 'node:util'
 import { defineResource, ALL_VERBS } from '../../define.js'
 import type { Obj } from '../../define.js'
-import { fieldInvalid, fieldInvalidPrinted, fieldRequired } from '../../../machinery/errors.js'
+import { fieldInvalid, fieldInvalidPrinted, fieldRequired, goByteSlice } from '../../../machinery/errors.js'
 import type { FieldError } from '../../../machinery/errors.js'
 import { ageColumn, int, nameColumn } from '../_printers.js'
 
@@ -20,8 +20,8 @@ function validateRevision(o: Obj): FieldError[] {
  */
 function printedData(data: unknown): string {
   if (data === undefined || data === null) return 'null'
-  const raw = [...Buffer.from(JSON.stringify(data))].map((b) => `0x${b.toString(16)}`).join(', ')
-  return `runtime.Unknown{TypeMeta:runtime.TypeMeta{APIVersion:"", Kind:""}, Raw:[]uint8{${raw}}, ContentEncoding:"", ContentType:"application/json"}`
+  const raw = goByteSlice(Buffer.from(JSON.stringify(data)), 'uint8').text
+  return `runtime.Unknown{TypeMeta:runtime.TypeMeta{APIVersion:"", Kind:""}, Raw:${raw}, ContentEncoding:"", ContentType:"application/json"}`
 }
 
 /** upstream ValidateControllerRevisionUpdate: the checks of a new revision, and data never changes (compared as JSON values). */

@@ -5,7 +5,7 @@ import { isDeepStrictEqual } from 'node:util'
 import type { Obj } from '../../define.js'
 import { fieldDuplicate, fieldInvalid, fieldInvalidOmitted, fieldNotSupported, fieldRequired, fieldTooLong, fieldTooMany, goQuote, GoValue } from '../../../machinery/errors.js'
 import type { FieldError } from '../../../machinery/errors.js'
-import { dns1123Label, dns1123Subdomain, domainPrefixedPath, qualifiedName, validateAnnotations, validateLabels } from '../../../machinery/validation.js'
+import { dns1123Label, domainPrefixedPath, qualifiedName } from '../../../machinery/validation.js'
 import { selectorMatches, validatePodTemplateSpec } from '../core/pods.js'
 
 function isObj(v: unknown): v is Obj { return v !== null && typeof v === 'object' && !Array.isArray(v) }

@@ -3,14 +3,14 @@
 // (status.conditions only) is served by the generic update (pipeline/admission.ts).
 import { defineResource, ALL_VERBS, statusSplit } from '../../define.js'
 import type { Obj } from '../../define.js'
-import { fieldDuplicate, fieldForbidden, fieldInvalid, fieldInvalidPrinted, fieldNotSupported, fieldRequired, fieldTooLong, type FieldError } from '../../../machinery/errors.js'
+import { fieldDuplicate, fieldForbidden, fieldInvalid, fieldNotSupported, fieldRequired, fieldTooLong, goByteSlice, type FieldError } from '../../../machinery/errors.js'
 import { certificateChainError, parseCertificateRequest } from '../../../machinery/pem.js'
 import { dns1123Label, dns1123Subdomain } from '../../../machinery/validation.js'
 import { ageColumn, humanDuration, nameColumn } from '../_printers.js'
 
-/** The status conditions of `type`, in order. */
-const conditionsOf = (o: Obj, type: string): unknown[] =>
-  (Array.isArray(o.status?.conditions) ? o.status.conditions : []).filter((c: Obj) => c?.type === type)
+/** The status conditions, and those of `type`, in order. */
+const conditionList = (o: Obj): Obj[] => (Array.isArray(o.status?.conditions) ? o.status.conditions : [])
+const conditionsOf = (o: Obj, type: string): Obj[] => conditionList(o).filter((c) => c?.type === type)
 
 /** Denied, Approved or Pending, then `,Failed` and `,Issued` when they apply. */
 function condition(o: Obj): string {
@@ -53,15 +53,8 @@ const USAGE_SET = new Set(USAGES)
 /** upstream's kubernetes.io/legacy-unknown, in this brand: only certificates/v1beta1 could ask for it. */
 const LEGACY_SIGNER = 'orch.io/legacy-unknown'
 
-/** A byte string as Go's %#v prints it in a field error. */
-function goBytes(b: Buffer | null): string {
-  if (b === null) return '[]byte(nil)'
-  return `[]byte{${[...b].map((x) => `0x${x.toString(16)}`).join(', ')}}`
-}
-
 const bytesOf = (v: unknown): Buffer | null => (typeof v === 'string' ? Buffer.from(v, 'base64') : null)
 const usagesOf = (o: Obj): unknown[] => (Array.isArray(o.spec?.usages) ? o.spec.usages : [])
-const conditionList = (o: Obj): Obj[] => (Array.isArray(o.status?.conditions) ? o.status.conditions : [])
 
 /** upstream's ValidateSignerName: `<DNS subdomain of two labels or more>/<path of DNS subdomains>`. */
 function signerNameErrors(field: string, name: string): FieldError[] {
@@ -116,7 +109,7 @@ function validateRequest(o: Obj, old?: Obj): FieldError[] {
   try {
     parseCertificateRequest(request ?? Buffer.alloc(0)).checkSignature()
   } catch (err) {
-    errs.push(fieldInvalidPrinted('spec.request', goBytes(request), (err as Error).message))
+    errs.push(fieldInvalid('spec.request', goByteSlice(request), (err as Error).message))
   }
   const usages = usagesOf(o)
   if (usages.length === 0) errs.push(fieldRequired('spec.usages', ''))

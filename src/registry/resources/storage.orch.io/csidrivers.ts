@@ -2,7 +2,7 @@
 // deleted object.
 import { defineResource, ALL_VERBS } from '../../define.js'
 import type { Obj } from '../../define.js'
-import { fieldDuplicate, fieldInvalid, fieldNotSupported, fieldRequired, goStringSlice, GoValue } from '../../../machinery/errors.js'
+import { fieldDuplicate, fieldInvalid, fieldNotSupported, fieldRequired, goStringSliceOrNil } from '../../../machinery/errors.js'
 import type { FieldError } from '../../../machinery/errors.js'
 import { ageColumn, nameColumn } from '../_printers.js'
 
@@ -56,11 +56,6 @@ function validateSpec(spec: Obj): FieldError[] {
 
 const specOf = (o: Obj): Obj => (isObj(o.spec) ? o.spec : {})
 
-/** Go's %#v of the modes; nil and empty compare equal, as upstream's semantic equality has it. */
-function modesValue(v: unknown): GoValue {
-  return Array.isArray(v) ? goStringSlice('storage.VolumeLifecycleMode', v) : new GoValue('[]storage.VolumeLifecycleMode(nil)')
-}
-
 /** ValidateCSIDriverUpdate: the spec again; attachRequired and volumeLifecycleModes are immutable (the rest changes since 1.29). */
 function validateUpdate(o: Obj, old: Obj): FieldError[] {
   const spec = specOf(o)
@@ -69,7 +64,7 @@ function validateUpdate(o: Obj, old: Obj): FieldError[] {
   if ((spec.attachRequired ?? null) !== (prev.attachRequired ?? null)) errs.push(fieldInvalid('spec.attachedRequired', spec.attachRequired ?? null, 'field is immutable'))
   const modes = listOf(spec.volumeLifecycleModes)
   const oldModes = listOf(prev.volumeLifecycleModes)
-  if (modes.length !== oldModes.length || modes.some((m, i) => m !== oldModes[i])) errs.push(fieldInvalid('spec.volumeLifecycleModes', modesValue(spec.volumeLifecycleModes), 'field is immutable'))
+  if (modes.length !== oldModes.length || modes.some((m, i) => m !== oldModes[i])) errs.push(fieldInvalid('spec.volumeLifecycleModes', goStringSliceOrNil('storage.VolumeLifecycleMode', spec.volumeLifecycleModes), 'field is immutable'))
   return errs
 }
 

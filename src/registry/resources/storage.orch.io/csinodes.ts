@@ -2,7 +2,7 @@
 // answers with the deleted object.
 import { defineResource, ALL_VERBS } from '../../define.js'
 import type { Obj } from '../../define.js'
-import { fieldDuplicate, fieldInvalid, fieldRequired, goQuote, GoValue } from '../../../machinery/errors.js'
+import { fieldDuplicate, fieldInvalid, fieldRequired, goQuote, goStringSliceOrNil, GoValue } from '../../../machinery/errors.js'
 import type { FieldError } from '../../../machinery/errors.js'
 import { csiDriverNameErrors, qualifiedName } from '../../../machinery/validation.js'
 import { ageColumn, nameColumn } from '../_printers.js'
@@ -47,7 +47,7 @@ function validateCSINode(o: Obj): FieldError[] {
 
 /** Go's %#v of a driver without its allocatable count, which is what upstream compares and shows. */
 function driverValue(d: Obj): GoValue {
-  const keys = Array.isArray(d.topologyKeys) ? `[]string{${d.topologyKeys.map((k: unknown) => goQuote(str(k))).join(', ')}}` : '[]string(nil)'
+  const keys = goStringSliceOrNil('string', d.topologyKeys).text
   return new GoValue(`storage.CSINodeDriver{Name:${goQuote(str(d.name))}, NodeID:${goQuote(str(d.nodeID))}, TopologyKeys:${keys}, Allocatable:(*storage.VolumeNodeResources)(nil)}`)
 }
 

@@ -1,7 +1,7 @@
 // CSIStorageCapacity (storage.orch.io/v1): upstream's validation; the inputs of the capacity query are immutable.
 import { defineResource, ALL_VERBS } from '../../define.js'
 import type { Obj } from '../../define.js'
-import { fieldInvalid, goQuote, GoValue } from '../../../machinery/errors.js'
+import { fieldInvalid, goQuote, goStringSliceOrNil, GoValue } from '../../../machinery/errors.js'
 import type { FieldError } from '../../../machinery/errors.js'
 import { canonicalQuantity, isNegative, parseQuantity } from '../../../machinery/quantity.js'
 import { dns1123Subdomain, labelSelectorHasInvalidValue, validateLabelSelector } from '../../../machinery/validation.js'
@@ -33,8 +33,6 @@ function selectorKey(sel: unknown): string {
   return JSON.stringify([Object.keys(labels).sort().map((k) => [k, labels[k]]), exprs])
 }
 
-const goStrings = (v: unknown): string => (Array.isArray(v) ? `[]string{${v.map((x) => goQuote(String(x))).join(', ')}}` : '[]string(nil)')
-
 /** Go's %#v of a metav1.LabelSelector (what an immutable-field error on a selector pointer shows); null when unset. */
 function selectorValue(sel: unknown): GoValue | null {
   if (!isObj(sel)) return null
@@ -44,7 +42,7 @@ function selectorValue(sel: unknown): GoValue | null {
   const exprs = Array.isArray(sel.matchExpressions)
     ? `[]v1.LabelSelectorRequirement{${sel.matchExpressions.map((e: unknown) => {
       const r = isObj(e) ? e : {}
-      return `v1.LabelSelectorRequirement{Key:${goQuote(str(r.key))}, Operator:${goQuote(str(r.operator))}, Values:${goStrings(r.values)}}`
+      return `v1.LabelSelectorRequirement{Key:${goQuote(str(r.key))}, Operator:${goQuote(str(r.operator))}, Values:${goStringSliceOrNil('string', r.values).text}}`
     }).join(', ')}}`
     : '[]v1.LabelSelectorRequirement(nil)'
   return new GoValue(`v1.LabelSelector{MatchLabels:${labels}, MatchExpressions:${exprs}}`)
