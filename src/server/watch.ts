@@ -66,9 +66,16 @@ interface Watcher {
   /** column definitions go only in the first Table event */
   tableColumnsSent: boolean
   closed: boolean
-  /** bytes uWS holds for this watcher beyond what the socket took */
-  buffered: number
-  drainWatch: boolean
+  /**
+   * Frames not yet handed to uWS, from `queueAt` on: once a write finds the socket full, later frames wait here (shared
+   * buffers, not copies in uWS's per-connection buffer) and the writable handler sends them on.
+   */
+  queue: Array<Buffer | string>
+  queueAt: number
+  /** bytes in `queue` */
+  queued: number
+  /** the socket was full at the last write: frames queue until the writable handler has sent what uWS holds */
+  blocked: boolean
   timers: NodeJS.Timeout[]
   hub: Hub
   /** where the hub files this watcher (see Hub) */
@@ -382,26 +389,68 @@ function flushDirty(): void {
   dirty.length = 0
 }
 
+function noop(): void {}
+
+const byteLength = (b: Buffer | string): number => typeof b === 'string' ? Buffer.byteLength(b) : b.length
+
+/**
+ * Frames to the socket in one corked send. Once the socket is full (a write answers false, and uWS keeps the rest of
+ * that frame), the remaining frames and later ones queue until the writable handler has drained what uWS holds; a
+ * watcher whose queue passes MAX_BUFFERED is too slow and is ended.
+ */
 function writeNow(w: Watcher, data: Buffer | string | Array<Buffer | string>): void {
-  let ok = true
+  if (w.blocked) { enqueue(w, data, 0); return }
+  let i = 0
   w.res.cork(() => {
-    if (Array.isArray(data)) { for (const b of data) if (!w.res.write(b)) ok = false }
-    else ok = w.res.write(data)
+    if (!Array.isArray(data)) { i = 1; if (!w.res.write(data)) w.blocked = true; return }
+    while (i < data.length) if (!w.res.write(data[i++])) { w.blocked = true; break }
   })
-  if (ok && w.buffered === 0) return
-  // write() never drops data: what the socket did not take is buffered by uWS until it drains.
-  const size = (b: Buffer | string) => typeof b === 'string' ? Buffer.byteLength(b) : b.length
-  w.buffered += Array.isArray(data) ? data.reduce((n, b) => n + size(b), 0) : size(data)
-  if (!w.drainWatch) {
-    w.drainWatch = true
-    w.res.onWritable(() => { w.buffered = 0; w.drainWatch = false; return true })
-  }
-  if (w.buffered > MAX_BUFFERED) {
+  if (w.blocked) enqueue(w, data, i)
+}
+
+function enqueue(w: Watcher, data: Buffer | string | Array<Buffer | string>, from: number): void {
+  if (Array.isArray(data)) for (let i = from; i < data.length; i++) { w.queue.push(data[i]); w.queued += byteLength(data[i]) }
+  else if (from === 0) { w.queue.push(data); w.queued += byteLength(data) }
+  if (w.queued > MAX_BUFFERED) {
     // Past the cap this watcher is too slow: it is ended (its client relists); writers never wait for it.
     watchMetrics.slowTerminated++
-    log.warn({ prefix: w.prefix, buffered: w.buffered }, 'watcher too slow, terminated')
+    log.warn({ prefix: w.prefix, buffered: w.queued }, 'watcher too slow, terminated')
+    w.queue = []
+    w.queueAt = 0
+    w.queued = 0
     end(w)
   }
+}
+
+/**
+ * The writable handler of every watch, registered when it starts. uWS leaves what it holds for a response alone on a
+ * writable socket once the response has a writable handler (the handler is expected to write), and without one it
+ * gives the socket a short idle timeout after draining, which would end a quiet watch. So this handler moves the data
+ * on: queued frames are written one by one (the first write sends what uWS holds first) until the socket is full again;
+ * with none queued, a cork with nothing in it ends in an uncork, which sends what uWS holds. Without it the tail of a
+ * large backlog or initial state waited for the watch's next event, however long that took.
+ */
+function drain(w: Watcher): boolean {
+  if (w.closed) return true
+  // A corked send that found the socket full is not seen by write() (it answers for the cork buffer), only here.
+  if (!w.blocked) { w.res.cork(noop); return true }
+  const q = w.queue
+  let i = w.queueAt
+  let full = false
+  while (i < q.length && !full) {
+    const b = q[i]
+    q[i++] = ''
+    w.queued -= byteLength(b)
+    full = !w.res.write(b)
+  }
+  if (i < q.length) w.queueAt = i
+  else { w.queue = []; w.queueAt = 0 }
+  if (full) return true
+  // Everything queued was sent: what uWS may still hold goes out with the uncork, and the next frames go straight on
+  // (a write that finds the socket full again blocks the watcher again).
+  w.res.cork(noop)
+  w.blocked = false
+  return true
 }
 
 function keyMatchesWatcher(w: Watcher, key: string): boolean {
@@ -520,7 +569,10 @@ function end(w: Watcher): void {
   w.hub.remove(w)
   watchMetrics.active--
   w.finish()
-  try { w.res.cork(() => w.res.end()) } catch { /* aborted */ }
+  // Frames still queued go out before the end (uWS keeps what the socket does not take; the watch is over either way).
+  const rest = w.queue.slice(w.queueAt)
+  w.queue = []
+  try { w.res.cork(() => { for (const b of rest) w.res.write(b); w.res.end() }) } catch { /* aborted */ }
 }
 
 /** An open watch is a long-running request; when it ends it is counted as answered (200) after its whole length. */
@@ -594,10 +646,11 @@ async function startWatch(ctx: RequestContext, def: ResolvedDefinition): Promise
   return {
     status: 200, body: '', contentType: 'application/json', headers: [],
     stream: (res: HttpResponse) => {
-      const w: Watcher = { res, def, wc, chain: undefined, view: ctx.conversion ?? null, prefix, name, sel, query: q, sentRv: 0, pending: [], pendingBytes: 0, bookmarks: queryFlag(q.get('allowWatchBookmarks')), table: tableVersionOf(ctx.headers['accept']), metadataOnly, alias: aliasOf(ctx) ?? null, mt, tableColumnsSent: false, closed: false, buffered: 0, drainWatch: false, timers: [], hub, slot: slotOf(def, typeKey, prefix, name, sel), out: [], wrote: false, finish: watchFinisher(ctx) }
+      const w: Watcher = { res, def, wc, chain: undefined, view: ctx.conversion ?? null, prefix, name, sel, query: q, sentRv: 0, pending: [], pendingBytes: 0, bookmarks: queryFlag(q.get('allowWatchBookmarks')), table: tableVersionOf(ctx.headers['accept']), metadataOnly, alias: aliasOf(ctx) ?? null, mt, tableColumnsSent: false, closed: false, queue: [], queueAt: 0, queued: 0, blocked: false, timers: [], hub, slot: slotOf(def, typeKey, prefix, name, sel), out: [], wrote: false, finish: watchFinisher(ctx) }
       watchMetrics.started++
       watchMetrics.active++
-      res.onAborted(() => { if (!w.closed) { w.closed = true; for (const t of w.timers) clearTimeout(t); hub.remove(w); watchMetrics.active--; w.finish() } })
+      res.onAborted(() => { if (!w.closed) { w.closed = true; w.queue = []; for (const t of w.timers) clearTimeout(t); hub.remove(w); watchMetrics.active--; w.finish() } })
+      res.onWritable(() => drain(w))
       res.cork(() => {
         res.writeStatus(statusLine(200))
         res.writeHeader('Content-Type', isProtobuf(mt) ? `${contentTypeOf(mt)};stream=watch` : mt === 'cbor' ? CBOR_SEQ : 'application/json')
@@ -622,7 +675,10 @@ async function startWatch(ctx: RequestContext, def: ResolvedDefinition): Promise
           if (w.bookmarks && sendInitial !== null) write(w, bookmarkFrame(w, snapRv, true))
         } else {
           w.sentRv = startRv
-          for (const ev of backlog) sendEvent(w, ev)
+          // Dropped once sent: the closures of a watch keep this function's scope, backlog included, as long as it runs.
+          const events = backlog
+          backlog = []
+          for (const ev of events) sendEvent(w, ev)
         }
         const pending = w.pending!
         w.pending = null
