@@ -1,7 +1,7 @@
 // The parts of pod spec validation below the container names and enums (upstream pkg/apis/core/validation): volume
 // mounts, env and envFrom, probes and lifecycle handlers, security contexts, affinity, DNS config and hostNetwork ports.
 // Each check appends to the caller's error list in upstream's order; nothing here compiles a pattern per call.
-import { fieldDuplicate, fieldForbidden, fieldInvalid, fieldInvalidPrinted, fieldNotFound, fieldNotSupported, fieldRequired, fieldTooLong, goQuote } from '../../../machinery/errors.js'
+import { fieldDuplicate, fieldForbidden, fieldInvalid, fieldInvalidPrinted, fieldNotFound, fieldNotSupported, fieldRequired, fieldTooLong, goPointer, goQuote, goStringSlice } from '../../../machinery/errors.js'
 import type { FieldError } from '../../../machinery/errors.js'
 import { dns1123Label, dns1123Subdomain, labelValue, parseIPSloppy, portName, portNumber, qualifiedName, validateLabelSelector } from '../../../machinery/validation.js'
 import type { Obj } from '../../define.js'
@@ -16,9 +16,6 @@ const arr = (v: unknown): unknown[] => (Array.isArray(v) ? v : [])
 const objAt = (a: unknown[], i: number): Obj => (isObj(a[i]) ? a[i] as Obj : {})
 
 const NEGATIVE = 'must be greater than or equal to 0'
-
-/** A pointer inside Go's %#v of a struct: its address cannot be known, a fixed one stands in (as taints.ts does). */
-function goPointer(type: string, v: unknown): string { return set(v) ? `(*${type})(0xc000000000)` : `(*${type})(nil)` }
 
 // ---- paths (validateLocalDescendingPath) ----
 
@@ -264,12 +261,14 @@ function handlerErrors(errs: FieldError[], h: Obj, grace: unknown, p: string, li
 
 export type ProbeKind = 'livenessProbe' | 'readinessProbe' | 'startupProbe'
 
+const PROBE_COUNTS = ['initialDelaySeconds', 'timeoutSeconds', 'periodSeconds', 'successThreshold', 'failureThreshold']
+
 /** A probe (validateLivenessProbe, validateReadinessProbe, validateStartupProbe); absent is fine. */
 export function probeErrors(errs: FieldError[], kind: ProbeKind, probe: unknown, grace: unknown, container: string): void {
   if (!isObj(probe)) return
   const p = `${container}.${kind}`
   handlerErrors(errs, probe, grace, p, false)
-  for (const f of ['initialDelaySeconds', 'timeoutSeconds', 'periodSeconds', 'successThreshold', 'failureThreshold']) {
+  for (const f of PROBE_COUNTS) {
     const v = int(probe[f])
     if (v < 0) errs.push(fieldInvalid(`${p}.${f}`, v, NEGATIVE))
   }
@@ -566,11 +565,11 @@ export function dnsConfigErrors(errs: FieldError[], spec: Obj, path: string): vo
   }
   if (!isObj(dc)) return
   const nameservers = arr(dc.nameservers)
-  if (nameservers.length > 3) errs.push(fieldInvalidPrinted(`${p}.nameservers`, goStrings(nameservers), 'must not have more than 3 nameservers'))
+  if (nameservers.length > 3) errs.push(fieldInvalid(`${p}.nameservers`, goStringSlice('string', nameservers), 'must not have more than 3 nameservers'))
   for (let i = 0; i < nameservers.length; i++) strictIPErrors(errs, str(nameservers[i]), `${p}.nameservers[${i}]`)
   const searches = arr(dc.searches)
-  if (searches.length > 32) errs.push(fieldInvalidPrinted(`${p}.searches`, goStrings(searches), 'must not have more than 32 search paths'))
-  if (searches.map(str).join(' ').length > 2048) errs.push(fieldInvalidPrinted(`${p}.searches`, goStrings(searches), 'must not have more than 2048 characters (including spaces) in the search list'))
+  if (searches.length > 32) errs.push(fieldInvalid(`${p}.searches`, goStringSlice('string', searches), 'must not have more than 32 search paths'))
+  if (searches.map(str).join(' ').length > 2048) errs.push(fieldInvalid(`${p}.searches`, goStringSlice('string', searches), 'must not have more than 2048 characters (including spaces) in the search list'))
   for (let i = 0; i < searches.length; i++) {
     const s = str(searches[i])
     // The relaxed rule (RelaxedDNSSearchValidation, on by default since 1.33): '.' alone, and underscores.
@@ -581,9 +580,6 @@ export function dnsConfigErrors(errs: FieldError[], spec: Obj, path: string): vo
   const options = arr(dc.options)
   for (let i = 0; i < options.length; i++) if (str(objAt(options, i).name) === '') errs.push(fieldRequired(`${p}.options[${i}]`, 'must not be empty'))
 }
-
-/** Go's %#v of a []string. */
-function goStrings(v: unknown[]): string { return `[]string{${v.map((x) => goQuote(str(x))).join(', ')}}` }
 
 const UNDERSCORE_LABEL = '_?[a-z0-9]([-_a-z0-9]*[a-z0-9])?'
 const UNDERSCORE_SUBDOMAIN = `${UNDERSCORE_LABEL}(\\.${UNDERSCORE_LABEL})*`

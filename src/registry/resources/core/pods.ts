@@ -188,6 +188,8 @@ const MAX_INT32 = 2147483647
 const ACTIVE_DEADLINE_RANGE = `must be between 1 and ${MAX_INT32}, inclusive`
 const INIT_ONLY_ALWAYS = 'may not be set for init containers without restartPolicy=Always'
 const PROBES: ProbeKind[] = ['livenessProbe', 'readinessProbe', 'startupProbe']
+const INIT_FORBIDDEN = ['lifecycle', ...PROBES]
+const DNS_LABEL_FIELDS = ['hostname', 'subdomain']
 
 /**
  * A pod spec at `path` in upstream ValidatePodSpec's order: volumes; containers (each container's own checks, a name
@@ -229,7 +231,7 @@ export function validatePodSpec(spec: unknown, path: string, isPod = false): Fie
       lifecycleErrors(errs, c.lifecycle, ctx.grace, p)
       for (const kind of PROBES) probeErrors(errs, kind, c[kind], ctx.grace, p)
     } else {
-      for (const key of ['lifecycle', ...PROBES]) if (c[key] !== undefined && c[key] !== null) errs.push(fieldForbidden(`${p}.${key}`, INIT_ONLY_ALWAYS))
+      for (const key of INIT_FORBIDDEN) if (c[key] !== undefined && c[key] !== null) errs.push(fieldForbidden(`${p}.${key}`, INIT_ONLY_ALWAYS))
     }
   }
   ephemeralContainerErrors(errs, s, seen, path, ctx)
@@ -242,7 +244,7 @@ export function validatePodSpec(spec: unknown, path: string, isPod = false): Fie
   dnsConfigErrors(errs, s, path)
   const ads = s.activeDeadlineSeconds
   if (typeof ads === 'number' && (ads < 1 || ads > MAX_INT32)) errs.push(fieldInvalid(`${path}.activeDeadlineSeconds`, ads, ACTIVE_DEADLINE_RANGE))
-  for (const key of ['hostname', 'subdomain']) {
+  for (const key of DNS_LABEL_FIELDS) {
     const v = s[key]
     if (typeof v === 'string' && v !== '') for (const d of dns1123Label(v)) errs.push(fieldInvalid(`${path}.${key}`, v, d))
   }
