@@ -216,6 +216,12 @@ export function goStringSliceOrNil(type: string, v: unknown): GoValue {
   return Array.isArray(v) ? goStringSlice(type, v) : new GoValue(`[]${type}(nil)`)
 }
 
+/**
+ * A pointer field as Go's %#v prints it inside a struct: `(*T)(nil)`, or an address when set. The address of a set
+ * pointer cannot be known; a fixed one stands in for it.
+ */
+export function goPointer(type: string, v: unknown): string { return v === undefined || v === null ? `(*${type})(nil)` : `(*${type})(0xc000000000)` }
+
 /** `[]byte{0x68, 0x69}`, Go's %#v of a byte slice (`[]byte(nil)` for none); `type` uint8 inside a struct's %#v. */
 export function goByteSlice(b: Uint8Array | null, type = 'byte'): GoValue {
   if (b === null) return new GoValue(`[]${type}(nil)`)

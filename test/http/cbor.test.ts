@@ -169,13 +169,14 @@ t.test('integers (small, beyond 32 bits) and booleans keep their CBOR types', as
   await ns(on, 'cbor-num')
   const pod = {
     apiVersion: 'v1', kind: 'Pod', metadata: { name: 'p' },
-    spec: { activeDeadlineSeconds: 4294967301, terminationGracePeriodSeconds: 0, automountServiceAccountToken: false, containers: [{ name: 'c', image: 'i' }] },
+    // An int64 without an upper bound (activeDeadlineSeconds, which this test used before, must fit in 32 bits).
+    spec: { terminationGracePeriodSeconds: 0, automountServiceAccountToken: false, containers: [{ name: 'c', image: 'i', livenessProbe: { exec: { command: ['true'] }, terminationGracePeriodSeconds: 4294967301 } }] },
   }
   const c = await cbor(on, 'POST', '/api/v1/namespaces/cbor-num/pods', pod)
   t.equal(c.status, 201, JSON.stringify(c.value, (_k, v) => (typeof v === 'bigint' ? String(v) : v)))
   t.equal(c.value.spec.terminationGracePeriodSeconds, 0)
   t.equal(c.value.spec.automountServiceAccountToken, false)
-  const big = c.value.spec.activeDeadlineSeconds
+  const big = c.value.spec.containers[0].livenessProbe.terminationGracePeriodSeconds
   t.equal(typeof big === 'bigint' ? Number(big) : big, 4294967301, 'an integer beyond 32 bits')
   const hex = c.body.toString('hex')
   t.ok(hex.includes('1b0000000100000005'), 'written as a 64-bit CBOR integer, not a float')

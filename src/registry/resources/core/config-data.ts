@@ -15,7 +15,7 @@ const keysOf = (v: unknown): string[] => (isMap(v) ? Object.keys(v) : [])
 const base64Bytes = (v: unknown): number => (typeof v === 'string' ? Buffer.from(v, 'base64').length : 0)
 
 /** The problems of one data key (upstream IsConfigMapKey). */
-function configKeyErrors(key: string): string[] {
+export function configKeyErrors(key: string): string[] {
   const out: string[] = []
   if (key.length > 253) out.push('must be no more than 253 characters')
   if (!CONFIG_KEY.test(key)) out.push(CONFIG_KEY_MSG)

@@ -5,8 +5,13 @@ import { fieldDuplicate, fieldForbidden, fieldInvalid, fieldNotFound, fieldNotSu
 import type { FieldError } from '../../../machinery/errors.js'
 import { ageColumn, nameColumn, parseTime, since } from '../_printers.js'
 import { labelSelectorOf, matchLabels } from '../../../machinery/selectors.js'
-import { dns1123Label, validateAnnotations, validateLabels } from '../../../machinery/validation.js'
+import { dns1123Label, dns1123Subdomain, portName, validateAnnotations, validateLabels } from '../../../machinery/validation.js'
 import { validateEphemeralContainersUpdate, validatePodUpdate } from './pod-update.js'
+import {
+  affinityErrors, dnsConfigErrors, envErrors, envFromErrors, hostNetworkErrors, hostPortConflictErrors, lifecycleErrors,
+  podSecurityContextErrors, probeErrors, securityContextErrors, volumeMountErrors, type ProbeKind,
+} from './pod-spec-checks.js'
+import { validateTolerations } from './taints.js'
 
 // ---- defaulting (upstream pkg/apis/core/v1/defaults.go) ----
 
@@ -24,13 +29,28 @@ export function imageTag(image: unknown): string {
   return at >= 0 ? '' : 'latest'
 }
 
+/** Whether an int field holds Go's zero value (absent, null or 0): what upstream's defaulting replaces. */
+const zeroInt = (v: unknown): boolean => v === undefined || v === null || v === 0
+const emptyString = (v: unknown): boolean => v === undefined || v === null || v === ''
+
 function defaultProbe(p: unknown): void {
   if (!isObj(p)) return
-  p.timeoutSeconds ??= 1
-  p.periodSeconds ??= 10
-  p.successThreshold ??= 1
-  p.failureThreshold ??= 3
-  if (isObj(p.httpGet)) { p.httpGet.path ??= '/'; p.httpGet.scheme ??= 'HTTP' }
+  if (zeroInt(p.timeoutSeconds)) p.timeoutSeconds = 1
+  if (zeroInt(p.periodSeconds)) p.periodSeconds = 10
+  if (zeroInt(p.successThreshold)) p.successThreshold = 1
+  if (zeroInt(p.failureThreshold)) p.failureThreshold = 3
+  if (isObj(p.httpGet)) defaultHTTPGet(p.httpGet)
+}
+
+function defaultHTTPGet(h: Obj): void {
+  if (emptyString(h.path)) h.path = '/'
+  if (emptyString(h.scheme)) h.scheme = 'HTTP'
+}
+
+/** A lifecycle handler's httpGet is defaulted as a probe's is (SetDefaults_HTTPGetAction). */
+function defaultLifecycle(l: unknown): void {
+  if (!isObj(l)) return
+  for (const h of [l.postStart, l.preStop]) if (isObj(h) && isObj(h.httpGet)) defaultHTTPGet(h.httpGet)
 }
 
 function defaultContainer(c: Obj): void {
@@ -43,6 +63,7 @@ function defaultContainer(c: Obj): void {
   defaultProbe(c.livenessProbe)
   defaultProbe(c.readinessProbe)
   defaultProbe(c.startupProbe)
+  defaultLifecycle(c.lifecycle)
   for (const e of list(c.env)) if (isObj(e.valueFrom) && isObj(e.valueFrom.fieldRef)) e.valueFrom.fieldRef.apiVersion ??= 'v1'
 }
 
@@ -158,41 +179,87 @@ export function podQOSClass(spec: unknown): 'Guaranteed' | 'Burstable' | 'BestEf
   return guaranteed && requests.size === limits.size ? 'Guaranteed' : 'Burstable'
 }
 
-// ---- validation (the small subset that keeps clients and controllers working) ----
+// ---- validation (upstream ValidatePodSpec, for the fields it checks here) ----
+
+/** What the container checks need from the pod: its volumes that passed their checks, the grace period, hostUsers. */
+interface PodContext { volumes: Map<string, Obj>; grace: unknown; hostUsers: boolean }
+
+const MAX_INT32 = 2147483647
+const ACTIVE_DEADLINE_RANGE = `must be between 1 and ${MAX_INT32}, inclusive`
+const INIT_ONLY_ALWAYS = 'may not be set for init containers without restartPolicy=Always'
+const PROBES: ProbeKind[] = ['livenessProbe', 'readinessProbe', 'startupProbe']
+const INIT_FORBIDDEN = ['lifecycle', ...PROBES]
+const DNS_LABEL_FIELDS = ['hostname', 'subdomain']
 
 /**
- * Volumes, then containers (present, each with a DNS label name unique among containers and init containers, and an
- * image), init containers and ephemeral containers, then the enums: upstream ValidatePodSpec's order, for what it checks.
+ * A pod spec at `path` in upstream ValidatePodSpec's order: volumes; containers (each container's own checks, a name
+ * unique among containers, lifecycle and probes), their host ports; init containers; ephemeral containers; then the
+ * pod's fields (hostNetwork ports, restartPolicy, dnsPolicy, nodeSelector, security context, affinity, dnsConfig,
+ * activeDeadlineSeconds, hostname, subdomain, tolerations, priorityClassName). `isPod`: the spec is a Pod's, not a
+ * template's (upstream's ResourceIsPod).
  */
-export function validatePodSpec(spec: unknown, path: string): FieldError[] {
+export function validatePodSpec(spec: unknown, path: string, isPod = false): FieldError[] {
   const s = isObj(spec) ? spec : {}
-  const errs = volumeErrors(s.volumes, `${path}.volumes`)
+  const volumes = new Map<string, Obj>()
+  const errs = volumeErrors(s.volumes, `${path}.volumes`, volumes)
+  const ctx: PodContext = { volumes, grace: s.terminationGracePeriodSeconds, hostUsers: s.hostUsers !== false }
   const containers = Array.isArray(s.containers) ? s.containers : []
   if (containers.length === 0) errs.push(fieldRequired(`${path}.containers`))
   const seen = new Set<string>()
-  const check = (kind: string, arr: unknown) => {
-    if (!Array.isArray(arr)) return
-    arr.forEach((c, i) => {
-      const p = `${path}.${kind}[${i}]`
-      const name = isObj(c) ? c.name : undefined
-      const named = typeof name === 'string' && name !== ''
-      if (!named) errs.push(fieldRequired(`${p}.name`))
-      else for (const d of dns1123Label(name)) errs.push(fieldInvalid(`${p}.name`, name, d))
-      const image = isObj(c) ? c.image : undefined
-      if (typeof image !== 'string' || image === '') errs.push(fieldRequired(`${p}.image`))
-      if (isObj(c)) errs.push(...containerErrors(c, p))
-      // An init container's name may not repeat a container's either.
-      if (!named) return
-      if (seen.has(name)) errs.push(fieldDuplicate(`${p}.name`, name))
-      else seen.add(name)
-    })
+  for (let i = 0; i < containers.length; i++) {
+    const p = `${path}.containers[${i}]`
+    const c: Obj = isObj(containers[i]) ? containers[i] : {}
+    containerErrors(errs, c, p, ctx)
+    uniqueName(errs, c, p, seen)
+    lifecycleErrors(errs, c.lifecycle, ctx.grace, p)
+    for (const kind of PROBES) probeErrors(errs, kind, c[kind], ctx.grace, p)
+    if (c.restartPolicy !== undefined && c.restartPolicy !== null) errs.push(fieldForbidden(`${p}.restartPolicy`, 'may not be set for non-init containers'))
   }
-  check('containers', s.containers)
-  check('initContainers', s.initContainers)
-  errs.push(...ephemeralContainerErrors(s, seen, path))
+  hostPortConflictErrors(errs, containers, `${path}.containers`)
+  const inits = Array.isArray(s.initContainers) ? s.initContainers : []
+  for (let i = 0; i < inits.length; i++) {
+    const p = `${path}.initContainers[${i}]`
+    const c: Obj = isObj(inits[i]) ? inits[i] : {}
+    containerErrors(errs, c, p, ctx)
+    const restartPolicy = c.restartPolicy
+    if (restartPolicy !== undefined && restartPolicy !== null && restartPolicy !== 'Always') errs.push(fieldNotSupported(`${p}.restartPolicy`, restartPolicy, ['Always']))
+    // An init container's name may not repeat a container's either.
+    uniqueName(errs, c, p, seen)
+    // Init containers run one at a time: only one's own ports can clash (upstream reports them at index 0).
+    hostPortConflictErrors(errs, [c], `${path}.initContainers`)
+    if (restartPolicy === 'Always') {
+      lifecycleErrors(errs, c.lifecycle, ctx.grace, p)
+      for (const kind of PROBES) probeErrors(errs, kind, c[kind], ctx.grace, p)
+    } else {
+      for (const key of INIT_FORBIDDEN) if (c[key] !== undefined && c[key] !== null) errs.push(fieldForbidden(`${p}.${key}`, INIT_ONLY_ALWAYS))
+    }
+  }
+  ephemeralContainerErrors(errs, s, seen, path, ctx)
+  hostNetworkErrors(errs, s, path, isPod)
   oneOf(errs, `${path}.restartPolicy`, s.restartPolicy, ['Always', 'OnFailure', 'Never'])
   oneOf(errs, `${path}.dnsPolicy`, s.dnsPolicy, ['ClusterFirstWithHostNet', 'ClusterFirst', 'Default', 'None'])
+  if (isObj(s.nodeSelector)) errs.push(...validateLabels(s.nodeSelector, `${path}.nodeSelector`))
+  podSecurityContextErrors(errs, s, path)
+  affinityErrors(errs, s.affinity, path)
+  dnsConfigErrors(errs, s, path)
+  const ads = s.activeDeadlineSeconds
+  if (typeof ads === 'number' && (ads < 1 || ads > MAX_INT32)) errs.push(fieldInvalid(`${path}.activeDeadlineSeconds`, ads, ACTIVE_DEADLINE_RANGE))
+  for (const key of DNS_LABEL_FIELDS) {
+    const v = s[key]
+    if (typeof v === 'string' && v !== '') for (const d of dns1123Label(v)) errs.push(fieldInvalid(`${path}.${key}`, v, d))
+  }
+  if (Array.isArray(s.tolerations) && s.tolerations.length > 0) errs.push(...validateTolerations(s.tolerations, `${path}.tolerations`))
+  const pc = s.priorityClassName
+  if (typeof pc === 'string' && pc !== '') for (const d of dns1123Subdomain(pc)) errs.push(fieldInvalid(`${path}.priorityClassName`, pc, d))
   return errs
+}
+
+/** A container's name: required, a DNS label, and not used by an earlier container of the pod (`seen`). */
+function uniqueName(errs: FieldError[], c: Obj, p: string, seen: Set<string>): void {
+  const name = c.name
+  if (typeof name !== 'string' || name === '') return
+  if (seen.has(name)) errs.push(fieldDuplicate(`${p}.name`, name))
+  else seen.add(name)
 }
 
 /**
@@ -227,15 +294,13 @@ function unset(key: string, v: unknown): boolean {
  * containers of the pod, a targetContainerName naming a container or init container, none of the forbidden fields, and
  * no subPath or subPathExpr on volume mounts. `names` holds the names of the containers and init containers.
  */
-function ephemeralContainerErrors(s: Obj, names: Set<string>, path: string): FieldError[] {
-  const errs: FieldError[] = []
+function ephemeralContainerErrors(errs: FieldError[], s: Obj, names: Set<string>, path: string, ctx: PodContext): void {
+  const ephemeral = list(s.ephemeralContainers)
+  if (ephemeral.length === 0) return
   const others = new Set(names)
-  list(s.ephemeralContainers).forEach((c, i) => {
+  ephemeral.forEach((c, i) => {
     const p = `${path}.ephemeralContainers[${i}]`
-    if (typeof c.name !== 'string' || c.name === '') errs.push(fieldRequired(`${p}.name`))
-    else for (const d of dns1123Label(c.name)) errs.push(fieldInvalid(`${p}.name`, c.name, d))
-    if (typeof c.image !== 'string' || c.image === '') errs.push(fieldRequired(`${p}.image`))
-    errs.push(...containerErrors(c, p))
+    containerErrors(errs, c, p, ctx)
     if (typeof c.name === 'string' && c.name !== '') {
       if (names.has(c.name)) errs.push(fieldDuplicate(`${p}.name`, c.name))
       else names.add(c.name)
@@ -248,7 +313,6 @@ function ephemeralContainerErrors(s: Obj, names: Set<string>, path: string): Fie
       if (typeof m.subPathExpr === 'string' && m.subPathExpr !== '') errs.push(fieldForbidden(`${p}.volumeMounts[${j}].subPathExpr`, EPHEMERAL_TEXT))
     })
   })
-  return errs
 }
 
 /** The volume sources in the order upstream's validation looks at them (a second one is reported where it is met). */
@@ -259,10 +323,12 @@ const VOLUME_SOURCES = [
   'csi', 'ephemeral', 'image',
 ]
 
-/** Volumes: a unique DNS label name each, and exactly one source (upstream ValidateVolumes / validateVolumeSource). */
-function volumeErrors(volumes: unknown, path: string): FieldError[] {
+/**
+ * Volumes: a unique DNS label name each, and exactly one source (upstream ValidateVolumes / validateVolumeSource). The
+ * volumes without errors are put in `valid` by name: only those can be mounted, as upstream.
+ */
+function volumeErrors(volumes: unknown, path: string, valid: Map<string, Obj>): FieldError[] {
   const errs: FieldError[] = []
-  const seen = new Set<string>()
   list(volumes).forEach((v, i) => {
     const p = `${path}[${i}]`
     const own: FieldError[] = []
@@ -272,9 +338,9 @@ function volumeErrors(volumes: unknown, path: string): FieldError[] {
     const name = typeof v.name === 'string' ? v.name : ''
     if (name === '') own.push(fieldRequired(`${p}.name`))
     else for (const d of dns1123Label(name)) own.push(fieldInvalid(`${p}.name`, name, d))
-    if (seen.has(name)) own.push(fieldDuplicate(`${p}.name`, name))
-    // As upstream, only a volume without errors counts for the duplicate check of later ones.
-    if (own.length === 0) seen.add(name)
+    if (valid.has(name)) own.push(fieldDuplicate(`${p}.name`, name))
+    // As upstream, only a volume without errors counts for the duplicate check of later ones and for mounts.
+    if (own.length === 0) valid.set(name, v)
     errs.push(...own)
   })
   return errs
@@ -285,31 +351,51 @@ export function oneOf(errs: FieldError[], field: string, v: unknown, values: str
   if (v !== undefined && !values.includes(v as string)) errs.push(fieldNotSupported(field, v, values))
 }
 
-/** The checks of one container (upstream validateContainers): enums, ports, and resource quantities. */
-function containerErrors(c: Obj, p: string): FieldError[] {
-  const errs: FieldError[] = []
-  oneOf(errs, `${p}.imagePullPolicy`, c.imagePullPolicy, ['Always', 'IfNotPresent', 'Never'])
+/**
+ * The checks of any container, regular, init or ephemeral (upstream validateContainerCommon), in its order: name,
+ * image, terminationMessagePolicy, ports, env, envFrom, volumeMounts, imagePullPolicy, resources, securityContext.
+ */
+function containerErrors(errs: FieldError[], c: Obj, p: string, ctx: PodContext): void {
+  const name = c.name
+  if (typeof name !== 'string' || name === '') errs.push(fieldRequired(`${p}.name`))
+  else for (const d of dns1123Label(name)) errs.push(fieldInvalid(`${p}.name`, name, d))
+  if (typeof c.image !== 'string' || c.image === '') errs.push(fieldRequired(`${p}.image`))
   oneOf(errs, `${p}.terminationMessagePolicy`, c.terminationMessagePolicy, ['File', 'FallbackToLogsOnError'])
-  list(c.ports).forEach((port, j) => {
-    const cp = port?.containerPort
-    if (typeof cp !== 'number' || !Number.isInteger(cp) || cp < 1 || cp > 65535) errs.push(fieldInvalid(`${p}.ports[${j}].containerPort`, cp ?? 0, 'must be between 1 and 65535, inclusive'))
-    const hp = port?.hostPort
-    if (hp !== undefined && hp !== 0 && (typeof hp !== 'number' || hp < 1 || hp > 65535)) errs.push(fieldInvalid(`${p}.ports[${j}].hostPort`, hp, 'must be between 1 and 65535, inclusive'))
-    oneOf(errs, `${p}.ports[${j}].protocol`, port?.protocol, ['SCTP', 'TCP', 'UDP'])
+  const ports = list(c.ports)
+  let portNames: Set<string> | undefined
+  ports.forEach((port, j) => {
+    const pp = `${p}.ports[${j}]`
+    const pn = port.name
+    if (typeof pn === 'string' && pn !== '') {
+      const problems = portName(pn)
+      if (problems.length > 0) for (const d of problems) errs.push(fieldInvalid(`${pp}.name`, pn, d))
+      else if ((portNames ??= new Set()).has(pn)) errs.push(fieldDuplicate(`${pp}.name`, pn))
+      else portNames.add(pn)
+    }
+    const cp = port.containerPort
+    if (cp === undefined || cp === null || cp === 0) errs.push(fieldRequired(`${pp}.containerPort`))
+    else if (typeof cp !== 'number' || !Number.isInteger(cp) || cp < 1 || cp > 65535) errs.push(fieldInvalid(`${pp}.containerPort`, cp, 'must be between 1 and 65535, inclusive'))
+    const hp = port.hostPort
+    if (hp !== undefined && hp !== null && hp !== 0 && (typeof hp !== 'number' || hp < 1 || hp > 65535)) errs.push(fieldInvalid(`${pp}.hostPort`, hp, 'must be between 1 and 65535, inclusive'))
+    oneOf(errs, `${pp}.protocol`, port.protocol, ['SCTP', 'TCP', 'UDP'])
   })
+  envErrors(errs, c.env, p)
+  envFromErrors(errs, c.envFrom, p)
+  volumeMountErrors(errs, c, ctx.volumes, p)
+  oneOf(errs, `${p}.imagePullPolicy`, c.imagePullPolicy, ['Always', 'IfNotPresent', 'Never'])
   const res = isObj(c.resources) ? c.resources : {}
   const limits = isObj(res.limits) ? res.limits : {}
   const requests = isObj(res.requests) ? res.requests : {}
   for (const [bag, m] of [['limits', limits], ['requests', requests]] as const) {
-    for (const [name, q] of Object.entries(m)) {
-      if (parseQuantity(q) < 0) errs.push(fieldInvalid(`${p}.resources.${bag}[${name}]`, q, 'must be greater than or equal to 0'))
+    for (const [rn, q] of Object.entries(m)) {
+      if (parseQuantity(q) < 0) errs.push(fieldInvalid(`${p}.resources.${bag}[${rn}]`, q, 'must be greater than or equal to 0'))
     }
   }
-  for (const [name, q] of Object.entries(requests)) {
-    if (limits[name] === undefined) continue
-    if (parseQuantity(q) > parseQuantity(limits[name])) errs.push(fieldInvalid(`${p}.resources.requests`, q, `must be less than or equal to ${name} limit of ${limits[name]}`))
+  for (const [rn, q] of Object.entries(requests)) {
+    if (limits[rn] === undefined) continue
+    if (parseQuantity(q) > parseQuantity(limits[rn])) errs.push(fieldInvalid(`${p}.resources.requests`, q, `must be less than or equal to ${rn} limit of ${limits[rn]}`))
   }
-  return errs
+  securityContextErrors(errs, c.securityContext, ctx.hostUsers, p)
 }
 
 /** Whether a metav1.LabelSelector matches a label set (nil selects nothing, empty selects everything). */
@@ -471,15 +557,15 @@ export default defineResource({
     ...statusSplit.strategy,
     default: defaultPod,
     prepareForCreate: (o) => { o.status = { phase: 'Pending', qosClass: podQOSClass(o.spec) } },
-    validate: (o) => [...validatePodSpec(o.spec, 'spec'), ...ephemeralOnCreate(o)],
-    validateUpdate: (o, old) => [...validatePodSpec(o.spec, 'spec'), ...validatePodUpdate(o, old)],
+    validate: (o) => [...validatePodSpec(o.spec, 'spec', true), ...ephemeralOnCreate(o)],
+    validateUpdate: (o, old) => [...validatePodSpec(o.spec, 'spec', true), ...validatePodUpdate(o, old)],
     allowUnconditionalUpdate: true,
     returnDeletedObject: true,
     nameRule: 'subdomain',
     hasGeneration: false,
   },
   status: statusSplit.status,
-  ephemeralContainers: { validateUpdate: (o, old) => validateEphemeralContainersUpdate(o, old, validatePodSpec(o.spec, 'spec')) },
+  ephemeralContainers: { validateUpdate: (o, old) => validateEphemeralContainersUpdate(o, old, validatePodSpec(o.spec, 'spec', true)) },
   table: [
     nameColumn(),
     { name: 'Ready', type: 'string', description: 'The aggregate readiness state of this pod for accepting traffic.', cell: (o, now) => podRow(o, now).ready },

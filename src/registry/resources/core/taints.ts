@@ -1,6 +1,6 @@
 // Taints and tolerations (upstream validateNodeTaints, validateTaintEffect, ValidateTolerations), shared by nodes and
 // runtime classes.
-import { fieldDuplicate, fieldInvalid, fieldInvalidPrinted, fieldNotSupported, fieldRequired, goQuote, GoValue } from '../../../machinery/errors.js'
+import { fieldDuplicate, fieldInvalid, fieldInvalidPrinted, fieldNotSupported, fieldRequired, goPointer, goQuote, GoValue } from '../../../machinery/errors.js'
 import type { FieldError } from '../../../machinery/errors.js'
 import { labelValue, qualifiedName } from '../../../machinery/validation.js'
 import type { Obj } from '../../define.js'
@@ -9,12 +9,6 @@ const TAINT_EFFECTS = ['NoSchedule', 'PreferNoSchedule', 'NoExecute']
 
 const str = (v: unknown): string => (typeof v === 'string' ? v : '')
 const isObj = (v: unknown): v is Obj => v !== null && typeof v === 'object' && !Array.isArray(v)
-
-/**
- * A pointer field as Go's %#v prints it inside a struct: `(*T)(nil)`, or an address when set. The address of a set
- * pointer cannot be known; a fixed one stands in for it.
- */
-function goPointer(type: string, v: unknown): string { return v === undefined || v === null ? `(*${type})(nil)` : `(*${type})(0xc000000000)` }
 
 /** Go's %#v of a core.Taint. */
 function printedTaint(t: Obj): GoValue {
