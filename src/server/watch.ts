@@ -393,24 +393,58 @@ function noop(): void {}
 
 const byteLength = (b: Buffer | string): number => typeof b === 'string' ? Buffer.byteLength(b) : b.length
 
+/** uWS's cork buffer (16 KB), less a margin, and the chunk framing uWS adds around each write (CRLF, hex size, CRLF). */
+const CORK_ROOM = 16 * 1024 - 256
+const CHUNK_FRAMING = 12
+const single: Array<Buffer | string> = ['']
+
 /**
- * Frames to the socket in one corked send. Once the socket is full (a write answers false, and uWS keeps the rest of
- * that frame), the remaining frames and later ones queue until the writable handler has drained what uWS holds; a
- * watcher whose queue passes MAX_BUFFERED is too slow and is ended.
+ * Frames from `from` on to the socket, in corked groups that fit uWS's cork buffer, until the socket is full (a write
+ * answers false and uWS keeps the rest of that frame: `w.blocked`). Returns the index after the last frame handed over.
+ *
+ * A write that does not fit in the cork buffer makes uWS send the corked bytes first, and when that send finds the
+ * socket full this uWS build keeps the corked bytes but drops the write's own: the stream's chunk framing is broken
+ * (the client sees the next chunk's size line where it expects data). So a corked group never outgrows the cork
+ * buffer, and a frame too large for it is written uncorked, where uWS keeps whatever the socket does not take.
+ */
+function writeFrames(w: Watcher, frames: ArrayLike<Buffer | string>, from: number): number {
+  const res = w.res
+  let i = from
+  while (i < frames.length && !w.blocked) {
+    if (byteLength(frames[i]) + CHUNK_FRAMING > CORK_ROOM) {
+      if (!res.write(frames[i++])) w.blocked = true
+      continue
+    }
+    res.cork(() => {
+      let room = CORK_ROOM
+      while (i < frames.length) {
+        const n = byteLength(frames[i]) + CHUNK_FRAMING
+        if (n > room) break
+        room -= n
+        if (!res.write(frames[i++])) { w.blocked = true; break }
+      }
+    })
+  }
+  return i
+}
+
+/**
+ * Frames to the socket (writeFrames). Once the socket is full the remaining frames and later ones queue until the
+ * writable handler has sent what uWS holds; a watcher whose queue passes MAX_BUFFERED is too slow and is ended.
  */
 function writeNow(w: Watcher, data: Buffer | string | Array<Buffer | string>): void {
   if (w.blocked) { enqueue(w, data, 0); return }
-  let i = 0
-  w.res.cork(() => {
-    if (!Array.isArray(data)) { i = 1; if (!w.res.write(data)) w.blocked = true; return }
-    while (i < data.length) if (!w.res.write(data[i++])) { w.blocked = true; break }
-  })
-  if (w.blocked) enqueue(w, data, i)
+  let frames: Array<Buffer | string>
+  if (Array.isArray(data)) frames = data
+  else { single[0] = data; frames = single }
+  const i = writeFrames(w, frames, 0)
+  if (w.blocked) enqueue(w, frames, i)
+  single[0] = ''
 }
 
 function enqueue(w: Watcher, data: Buffer | string | Array<Buffer | string>, from: number): void {
   if (Array.isArray(data)) for (let i = from; i < data.length; i++) { w.queue.push(data[i]); w.queued += byteLength(data[i]) }
-  else if (from === 0) { w.queue.push(data); w.queued += byteLength(data) }
+  else { w.queue.push(data); w.queued += byteLength(data) }
   if (w.queued > MAX_BUFFERED) {
     // Past the cap this watcher is too slow: it is ended (its client relists); writers never wait for it.
     watchMetrics.slowTerminated++
@@ -426,30 +460,21 @@ function enqueue(w: Watcher, data: Buffer | string | Array<Buffer | string>, fro
  * The writable handler of every watch, registered when it starts. uWS leaves what it holds for a response alone on a
  * writable socket once the response has a writable handler (the handler is expected to write), and without one it
  * gives the socket a short idle timeout after draining, which would end a quiet watch. So this handler moves the data
- * on: queued frames are written one by one (the first write sends what uWS holds first) until the socket is full again;
- * with none queued, a cork with nothing in it ends in an uncork, which sends what uWS holds. Without it the tail of a
- * large backlog or initial state waited for the watch's next event, however long that took.
+ * on: queued frames are written until the socket is full again (the first write sends what uWS holds first); with none
+ * queued, a cork with nothing in it ends in an uncork, which sends what uWS holds. Without it the tail of a large
+ * backlog or initial state waited for the watch's next event, however long that took.
  */
 function drain(w: Watcher): boolean {
   if (w.closed) return true
-  // A corked send that found the socket full is not seen by write() (it answers for the cork buffer), only here.
-  if (!w.blocked) { w.res.cork(noop); return true }
   const q = w.queue
-  let i = w.queueAt
-  let full = false
-  while (i < q.length && !full) {
-    const b = q[i]
-    q[i++] = ''
-    w.queued -= byteLength(b)
-    full = !w.res.write(b)
-  }
-  if (i < q.length) w.queueAt = i
-  else { w.queue = []; w.queueAt = 0 }
-  if (full) return true
-  // Everything queued was sent: what uWS may still hold goes out with the uncork, and the next frames go straight on
-  // (a write that finds the socket full again blocks the watcher again).
-  w.res.cork(noop)
+  const from = w.queueAt
+  // A corked send that found the socket full is not seen by write() (it answers for the cork buffer), only here.
+  if (from >= q.length) { w.res.cork(noop); w.blocked = false; return true }
   w.blocked = false
+  const to = writeFrames(w, q, from)
+  for (let j = from; j < to; j++) { w.queued -= byteLength(q[j]); q[j] = '' }
+  if (to < q.length) w.queueAt = to
+  else { w.queue = []; w.queueAt = 0 }
   return true
 }
 
@@ -569,10 +594,13 @@ function end(w: Watcher): void {
   w.hub.remove(w)
   watchMetrics.active--
   w.finish()
-  // Frames still queued go out before the end (uWS keeps what the socket does not take; the watch is over either way).
+  // Frames still queued go out before the end, uncorked (uWS keeps what the socket does not take; see writeFrames).
   const rest = w.queue.slice(w.queueAt)
   w.queue = []
-  try { w.res.cork(() => { for (const b of rest) w.res.write(b); w.res.end() }) } catch { /* aborted */ }
+  try {
+    for (const b of rest) w.res.write(b)
+    w.res.cork(() => w.res.end())
+  } catch { /* aborted */ }
 }
 
 /** An open watch is a long-running request; when it ends it is counted as answered (200) after its whole length. */
