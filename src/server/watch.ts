@@ -393,7 +393,7 @@ function noop(): void {}
 
 const byteLength = (b: Buffer | string): number => typeof b === 'string' ? Buffer.byteLength(b) : b.length
 
-/** uWS's cork buffer (16 KB), less a margin, and the chunk framing uWS adds around each write (CRLF, hex size, CRLF). */
+/** uWS's cork buffer (16 KB) less a margin, and the chunk framing uWS adds around each write (CRLF, hex size, CRLF). */
 const CORK_ROOM = 16 * 1024 - 256
 const CHUNK_FRAMING = 12
 const single: Array<Buffer | string> = ['']
@@ -401,28 +401,26 @@ const single: Array<Buffer | string> = ['']
 /**
  * Frames from `from` on to the socket, in corked groups that fit uWS's cork buffer, until the socket is full (a write
  * answers false and uWS keeps the rest of that frame: `w.blocked`). Returns the index after the last frame handed over.
- *
  * A write that does not fit in the cork buffer makes uWS send the corked bytes first, and when that send finds the
- * socket full this uWS build keeps the corked bytes but drops the write's own: the stream's chunk framing is broken
- * (the client sees the next chunk's size line where it expects data). So a corked group never outgrows the cork
- * buffer, and a frame too large for it is written uncorked, where uWS keeps whatever the socket does not take.
+ * socket full this uWS build keeps the corked bytes but drops the write's own (its AsyncSocket::uncork): the stream's
+ * chunk framing broke (the client read the next chunk's size line where it expected data) and the event was lost. So a
+ * corked group never outgrows the cork buffer, and a frame too large for it is corked alone: only its few bytes of
+ * chunk framing are corked before it, which a socket that took the last write whole has room for. (An uncorked write
+ * would be safe but makes uWS print a warning on stderr for every such response.)
  */
 function writeFrames(w: Watcher, frames: ArrayLike<Buffer | string>, from: number): number {
   const res = w.res
   let i = from
   while (i < frames.length && !w.blocked) {
-    if (byteLength(frames[i]) + CHUNK_FRAMING > CORK_ROOM) {
-      if (!res.write(frames[i++])) w.blocked = true
-      continue
-    }
     res.cork(() => {
       let room = CORK_ROOM
-      while (i < frames.length) {
+      do {
         const n = byteLength(frames[i]) + CHUNK_FRAMING
-        if (n > room) break
+        // the first frame of a group goes in whatever its size (a large one alone)
+        if (n > room && room < CORK_ROOM) break
         room -= n
         if (!res.write(frames[i++])) { w.blocked = true; break }
-      }
+      } while (i < frames.length)
     })
   }
   return i
@@ -594,11 +592,11 @@ function end(w: Watcher): void {
   w.hub.remove(w)
   watchMetrics.active--
   w.finish()
-  // Frames still queued go out before the end, uncorked (uWS keeps what the socket does not take; see writeFrames).
+  // Frames still queued go out before the end (uWS keeps what the socket does not take; writeFrames says how).
   const rest = w.queue.slice(w.queueAt)
   w.queue = []
   try {
-    for (const b of rest) w.res.write(b)
+    for (let i = 0; i < rest.length;) { w.blocked = false; i = writeFrames(w, rest, i) }
     w.res.cork(() => w.res.end())
   } catch { /* aborted */ }
 }
