@@ -12,7 +12,9 @@ import { CRD_GROUP, CRD_RESOURCE, CLEANUP_FINALIZER, setCondition } from '../reg
 import { unmarshalText } from '../registry/schema.js'
 import { store, registry, gr, shardOfDef, keyFor, objectResponse, valueResponse, withRv, isDryRun, parseStored, queryBool, queryInt } from './dispatch.js'
 import { PUBLIC_NAMESPACE, SYSTEM_NAMESPACE } from '../auth/rbac-defaults.js'
-import { parseSelectors, matches, listResponse, collectionPage } from './read.js'
+import { parseSelectors, matches } from './read-selectors.js'
+import { listResponse } from './list-encode.js'
+import { collectionPage } from './read.js'
 import { MAX_UPDATE_ATTEMPTS, sendAtOnce } from './write.js'
 import { allocates, releaseService } from './service-allocation.js'
 

@@ -2,7 +2,7 @@
 import { recordAttrs, recordObject, type Attrs } from '../machinery/storage-format.js'
 import type { WatchEvent } from '../../actors/shard/messages.js'
 import type { ResolvedDefinition } from '../registry/define.js'
-import { matchesAttrs } from '../pipeline/read.js'
+import { matchesAttrs } from '../pipeline/read-selectors.js'
 import { buildTable, partialObjectMetadata } from '../pipeline/table.js'
 import { viewJson, viewObject } from '../pipeline/convert.js'
 import type { Watcher } from './watch.js'
