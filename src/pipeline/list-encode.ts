@@ -6,7 +6,7 @@ import { aliased, contentTypeOf, encodeListInSlices, encodeValue, inSlices, isPr
 import { JsonListEncoder } from '../machinery/codecs/protobuf.js'
 import { CborListEncoder } from '../machinery/codecs/cbor.js'
 import { byteFieldsOf } from '../registry/byte-fields.js'
-import { gzipSync } from 'node:zlib'
+import { constants, crc32, deflateRawSync } from 'node:zlib'
 import { statusLine } from '../server/respond.js'
 import { TableListBuilder, metadataFormOf, partialObjectMetadata, tableVersionOf } from './table.js'
 import { store, aliasOf } from './dispatch.js'
@@ -86,15 +86,44 @@ function streamedBody(ctx: RequestContext, body: Buffer, contentType: string): R
   }, () => undefined)
 }
 
+/** A gzip header: deflate, no flags, no time, no extra flags, OS unknown. */
+const GZIP_HEADER = Buffer.from([0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 0xff])
+
+/**
+ * One gzip stream written in pieces, as upstream's compressing writer sends a body: the header, each piece as raw
+ * deflate blocks ended by a sync flush (a compressor of its own per piece, so no back-reference crosses pieces), the
+ * last as the final block, then the CRC-32 and the size of the whole. A gzip member per piece, as was sent before,
+ * is a valid body too, but clients that read only the first member (curl --compressed) got a list cut at 256 KB.
+ */
+class GzipPieces {
+  #crc = 0
+  #size = 0
+  #started = false
+
+  piece(b: Buffer, last: boolean): Buffer {
+    this.#crc = crc32(b, this.#crc)
+    this.#size = (this.#size + b.length) >>> 0
+    const parts = [deflateRawSync(b, { level: 1, finishFlush: last ? constants.Z_FINISH : constants.Z_SYNC_FLUSH })]
+    if (!this.#started) { this.#started = true; parts.unshift(GZIP_HEADER) }
+    if (last) {
+      const trailer = Buffer.allocUnsafe(8)
+      trailer.writeUInt32LE(this.#crc >>> 0, 0)
+      trailer.writeUInt32LE(this.#size, 4)
+      parts.push(trailer)
+    }
+    return parts.length === 1 ? parts[0] : Buffer.concat(parts)
+  }
+}
+
 /**
  * An answer whose body `next` gives chunk by chunk (each valid until the next call), written to the socket while it
  * takes them, giving the event loop back every SLICE_MS, and waiting for it to drain when it does not. `close` runs
- * once: at the end, or when the client goes away. Gzip, when asked for, compresses each chunk as a gzip member of its
- * own (a gzip stream may hold several; decoders read them as one body), at level 1 as for answers built whole.
+ * once: at the end, or when the client goes away. Gzip, when asked for, is one gzip stream over all the chunks
+ * (GzipPieces), at level 1 as for answers built whole.
  */
 function streamed(ctx: RequestContext, contentType: string, next: () => { chunk: Buffer; last: boolean }, onClose: () => void): Response {
-  const gzip = gzipWanted(ctx.headers)
-  const out = gzip ? (b: Buffer): Buffer => gzipSync(b, { level: 1 }) : (b: Buffer): Buffer => b
+  const gzip = gzipWanted(ctx.headers) ? new GzipPieces() : undefined
+  const out = (b: Buffer, last: boolean): Buffer => gzip === undefined ? b : gzip.piece(b, last)
   let closed = false
   const close = (): void => {
     if (closed) return
@@ -125,11 +154,11 @@ function streamed(ctx: RequestContext, contentType: string, next: () => { chunk:
             for (;;) {
               const { chunk, last } = next()
               if (last) {
-                res.end(out(chunk))
+                res.end(out(chunk, true))
                 close()
                 return
               }
-              if (!res.write(out(chunk))) { blocked = true; return }
+              if (!res.write(out(chunk, false))) { blocked = true; return }
               if (performance.now() - t0 >= SLICE_MS) return
             }
           })

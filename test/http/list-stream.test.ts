@@ -3,7 +3,7 @@
 // and a client that goes away mid-stream leaves the server serving.
 import t from 'tap'
 import http from 'node:http'
-import { gunzipSync } from 'node:zlib'
+import { crc32, gunzipSync, inflateRawSync } from 'node:zlib'
 import { startServer, type TestServer } from '../helpers/server.js'
 
 let s: TestServer
@@ -68,6 +68,13 @@ t.test('a streamed list asked for with gzip is compressed, and decodes to the sa
   t.equal(gz.headers['transfer-encoding'], 'chunked')
   t.ok(gz.body.length < plain.body.length / 10, `compressed (${gz.body.length} bytes)`)
   t.ok(gunzipSync(gz.body).equals(plain.body), 'identical bytes once decoded')
+  // One gzip member over the whole body, as upstream sends it: a client that reads only the first member of a body
+  // (curl --compressed) got a list cut at the first chunk when each chunk was a member of its own.
+  let inner = Buffer.alloc(0)
+  try { inner = inflateRawSync(gz.body.subarray(10, gz.body.length - 8)) } catch { /* not one deflate stream */ }
+  t.ok(inner.equals(plain.body), `one deflate stream holds the whole body (${inner.length} of ${plain.body.length} bytes)`)
+  t.equal(gz.body.readUInt32LE(gz.body.length - 8), crc32(plain.body) >>> 0, 'its CRC-32 is that of the whole body')
+  t.equal(gz.body.readUInt32LE(gz.body.length - 4), plain.body.length >>> 0, 'its size is that of the whole body')
 })
 
 t.test('a streamed list with a label selector holds what the selector matches', async (t) => {
