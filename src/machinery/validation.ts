@@ -232,6 +232,11 @@ export function portName(v: string): string[] {
 
 function isPlainObject(v: unknown): v is Record<string, any> { return v !== null && typeof v === 'object' && !Array.isArray(v) }
 
+/** The texts of a selector requirement's errors (label selectors, node selector terms, quota scope selectors). */
+export const VALUES_REQUIRED_IN = "must be specified when `operator` is 'In' or 'NotIn'"
+export const VALUES_FORBIDDEN_EXISTS = "may not be specified when `operator` is 'Exists' or 'DoesNotExist'"
+export const BAD_SELECTOR_OPERATOR = 'not a valid selector operator'
+
 /**
  * A metav1.LabelSelector (upstream ValidateLabelSelector): label keys and values of matchLabels, and per requirement
  * the operator, the values it needs or forbids, the key, and (unless allowed to be invalid) each value.
@@ -248,13 +253,13 @@ export function validateLabelSelector(sel: unknown, field: string, opts: { allow
       const values: unknown[] = Array.isArray(req.values) ? req.values : []
       switch (req.operator) {
         case 'In': case 'NotIn':
-          if (values.length === 0) errs.push(fieldRequired(`${f}.values`, "must be specified when `operator` is 'In' or 'NotIn'"))
+          if (values.length === 0) errs.push(fieldRequired(`${f}.values`, VALUES_REQUIRED_IN))
           break
         case 'Exists': case 'DoesNotExist':
-          if (values.length > 0) errs.push(fieldForbidden(`${f}.values`, "may not be specified when `operator` is 'Exists' or 'DoesNotExist'"))
+          if (values.length > 0) errs.push(fieldForbidden(`${f}.values`, VALUES_FORBIDDEN_EXISTS))
           break
         default:
-          errs.push(fieldInvalid(`${f}.operator`, req.operator ?? '', 'not a valid selector operator'))
+          errs.push(fieldInvalid(`${f}.operator`, req.operator ?? '', BAD_SELECTOR_OPERATOR))
       }
       const key = typeof req.key === 'string' ? req.key : ''
       for (const d of qualifiedName(key)) errs.push(fieldInvalid(`${f}.key`, key, d))

@@ -4,6 +4,7 @@ import type { Obj } from '../../define.js'
 import { ageColumn, nameColumn, quantityString } from '../_printers.js'
 import { fieldInvalid, fieldRequired, type FieldError } from '../../../machinery/errors.js'
 import { isStandardQuotaResource, resourceEntries, validateQuotaResourceName, validateResourceQuantityValue } from './resource-names.js'
+import { BAD_SELECTOR_OPERATOR } from '../../../machinery/validation.js'
 
 /**
  * Quota scopes (upstream standardResourceQuotaScopes plus CrossNamespacePodAffinity). VolumeAttributesClass is listed
@@ -88,7 +89,7 @@ function validateScopeSelector(spec: Record<string, any>): FieldError[] {
         if (values.length !== 0) errs.push(fieldInvalid(`${p}.values`, values, 'must be no value when `operator` is \'Exist\' or \'DoesNotExist\' for scope selector'))
         break
       default:
-        errs.push(fieldInvalid(`${p}.operator`, operator, 'not a valid selector operator'))
+        errs.push(fieldInvalid(`${p}.operator`, operator, BAD_SELECTOR_OPERATOR))
     }
     seen.add(scope)
   }
