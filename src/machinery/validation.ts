@@ -232,10 +232,29 @@ export function portName(v: string): string[] {
 
 function isPlainObject(v: unknown): v is Record<string, any> { return v !== null && typeof v === 'object' && !Array.isArray(v) }
 
-/** The texts of a selector requirement's errors (label selectors, node selector terms, quota scope selectors). */
-export const VALUES_REQUIRED_IN = "must be specified when `operator` is 'In' or 'NotIn'"
-export const VALUES_FORBIDDEN_EXISTS = "may not be specified when `operator` is 'Exists' or 'DoesNotExist'"
+/** The error text of a selector requirement's operator that is none of those allowed (also quota scope selectors). */
 export const BAD_SELECTOR_OPERATOR = 'not a valid selector operator'
+
+/**
+ * The operator and the number of values of one selector requirement at `f`: In and NotIn need values, Exists and
+ * DoesNotExist take none, and with `numeric` (node selector terms) Gt and Lt take exactly one. Any other operator is
+ * reported as `shown`.
+ */
+export function requirementOperatorErrors(errs: FieldError[], f: string, operator: unknown, shown: unknown, values: readonly unknown[], numeric: boolean): void {
+  switch (operator) {
+    case 'In': case 'NotIn':
+      if (values.length === 0) errs.push(fieldRequired(`${f}.values`, "must be specified when `operator` is 'In' or 'NotIn'"))
+      return
+    case 'Exists': case 'DoesNotExist':
+      if (values.length > 0) errs.push(fieldForbidden(`${f}.values`, "may not be specified when `operator` is 'Exists' or 'DoesNotExist'"))
+      return
+    case 'Gt': case 'Lt':
+      if (!numeric) break
+      if (values.length !== 1) errs.push(fieldRequired(`${f}.values`, "must be specified single value when `operator` is 'Lt' or 'Gt'"))
+      return
+  }
+  errs.push(fieldInvalid(`${f}.operator`, shown, BAD_SELECTOR_OPERATOR))
+}
 
 /**
  * A metav1.LabelSelector (upstream ValidateLabelSelector): label keys and values of matchLabels, and per requirement
@@ -251,16 +270,7 @@ export function validateLabelSelector(sel: unknown, field: string, opts: { allow
       const f = `${field}.matchExpressions[${i}]`
       const req = isPlainObject(r) ? r : {}
       const values: unknown[] = Array.isArray(req.values) ? req.values : []
-      switch (req.operator) {
-        case 'In': case 'NotIn':
-          if (values.length === 0) errs.push(fieldRequired(`${f}.values`, VALUES_REQUIRED_IN))
-          break
-        case 'Exists': case 'DoesNotExist':
-          if (values.length > 0) errs.push(fieldForbidden(`${f}.values`, VALUES_FORBIDDEN_EXISTS))
-          break
-        default:
-          errs.push(fieldInvalid(`${f}.operator`, req.operator ?? '', BAD_SELECTOR_OPERATOR))
-      }
+      requirementOperatorErrors(errs, f, req.operator, req.operator ?? '', values, false)
       const key = typeof req.key === 'string' ? req.key : ''
       for (const d of qualifiedName(key)) errs.push(fieldInvalid(`${f}.key`, key, d))
       if (!opts.allowInvalidLabelValue) {

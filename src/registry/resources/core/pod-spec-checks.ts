@@ -3,7 +3,7 @@
 // Each check appends to the caller's error list in upstream's order; nothing here compiles a pattern per call.
 import { fieldDuplicate, fieldForbidden, fieldInvalid, fieldInvalidPrinted, fieldNotFound, fieldNotSupported, fieldRequired, fieldTooLong, goPointer, goQuote, goStringSlice } from '../../../machinery/errors.js'
 import type { FieldError } from '../../../machinery/errors.js'
-import { BAD_SELECTOR_OPERATOR, VALUES_FORBIDDEN_EXISTS, VALUES_REQUIRED_IN, dns1123Label, dns1123Subdomain, labelValue, parseIPSloppy, portName, portNumber, qualifiedName, validateLabelSelector } from '../../../machinery/validation.js'
+import { BAD_SELECTOR_OPERATOR, requirementOperatorErrors, dns1123Label, dns1123Subdomain, labelValue, parseIPSloppy, portName, portNumber, qualifiedName, validateLabelSelector } from '../../../machinery/validation.js'
 import type { Obj } from '../../define.js'
 import { configKeyErrors } from './config-data.js'
 
@@ -435,19 +435,7 @@ function nodeSelectorTermErrors(errs: FieldError[], term: Obj, allowInvalidValue
     const rq = objAt(exprs, j)
     const f = `${p}.matchExpressions[${j}]`
     const values = arr(rq.values)
-    switch (rq.operator) {
-      case 'In': case 'NotIn':
-        if (values.length === 0) errs.push(fieldRequired(`${f}.values`, VALUES_REQUIRED_IN))
-        break
-      case 'Exists': case 'DoesNotExist':
-        if (values.length > 0) errs.push(fieldForbidden(`${f}.values`, VALUES_FORBIDDEN_EXISTS))
-        break
-      case 'Gt': case 'Lt':
-        if (values.length !== 1) errs.push(fieldRequired(`${f}.values`, "must be specified single value when `operator` is 'Lt' or 'Gt'"))
-        break
-      default:
-        errs.push(fieldInvalid(`${f}.operator`, str(rq.operator), BAD_SELECTOR_OPERATOR))
-    }
+    requirementOperatorErrors(errs, f, rq.operator, str(rq.operator), values, true)
     const key = str(rq.key)
     for (const d of qualifiedName(key)) errs.push(fieldInvalid(`${f}.key`, key, d))
     if (!allowInvalidValues) {
