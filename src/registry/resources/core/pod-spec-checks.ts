@@ -3,7 +3,7 @@
 // Each check appends to the caller's error list in upstream's order; nothing here compiles a pattern per call.
 import { fieldDuplicate, fieldForbidden, fieldInvalid, fieldInvalidPrinted, fieldNotFound, fieldNotSupported, fieldRequired, fieldTooLong, goPointer, goQuote, goStringSlice } from '../../../machinery/errors.js'
 import type { FieldError } from '../../../machinery/errors.js'
-import { BAD_SELECTOR_OPERATOR, requirementOperatorErrors, dns1123Label, dns1123Subdomain, labelValue, parseIPSloppy, portName, portNumber, qualifiedName, validateLabelSelector } from '../../../machinery/validation.js'
+import { BAD_SELECTOR_OPERATOR, IP_ADDRESS_MSG, goIPString, isIPv4Bytes, requirementOperatorErrors, dns1123Label, dns1123Subdomain, labelValue, parseIPSloppy, portName, portNumber, qualifiedName, validateLabelSelector } from '../../../machinery/validation.js'
 import type { Obj } from '../../define.js'
 import { configKeyErrors } from './config-data.js'
 
@@ -290,14 +290,15 @@ export function lifecycleErrors(errs: FieldError[], lc: unknown, grace: unknown,
 
 // ---- security contexts (ValidateSecurityContext, validatePodSpecSecurityContext) ----
 
-const ID_RANGE = 'must be between 0 and 2147483647, inclusive'
-const MAX_ID = 2147483647
+/** Go's math.MaxInt32: the bound of user and group IDs, and of a pod's activeDeadlineSeconds. */
+export const MAX_INT32 = 2147483647
+const ID_RANGE = `must be between 0 and ${MAX_INT32}, inclusive`
 const SECCOMP_TYPES = ['Localhost', 'RuntimeDefault', 'Unconfined']
 const APPARMOR_TYPES = SECCOMP_TYPES
 const PROC_MOUNTS = ['Default', 'Unmasked']
 
 function idErrors(errs: FieldError[], v: unknown, field: string): void {
-  if (typeof v === 'number' && (v < 0 || v > MAX_ID)) errs.push(fieldInvalid(field, v, ID_RANGE))
+  if (typeof v === 'number' && (v < 0 || v > MAX_INT32)) errs.push(fieldInvalid(field, v, ID_RANGE))
 }
 
 /** Go's %#v of a core.SeccompProfile. */
@@ -511,35 +512,15 @@ export function affinityErrors(errs: FieldError[], affinity: unknown, path: stri
 
 // ---- DNS config (validatePodDNSConfig) ----
 
-/** Go's net.IP String() of a 16-byte address: dotted quad for IPv4 (mapped too), RFC 5952 text otherwise. */
-function ipString(ip: Uint8Array): string {
-  let v4 = ip[10] === 0xff && ip[11] === 0xff
-  for (let i = 0; i < 10 && v4; i++) if (ip[i] !== 0) v4 = false
-  if (v4) return `${ip[12]}.${ip[13]}.${ip[14]}.${ip[15]}`
-  const groups: number[] = []
-  for (let i = 0; i < 16; i += 2) groups.push((ip[i] << 8) | ip[i + 1])
-  let best = -1
-  let bestLen = 1
-  for (let i = 0; i < 8;) {
-    if (groups[i] !== 0) { i++; continue }
-    let j = i
-    while (j < 8 && groups[j] === 0) j++
-    if (j - i > bestLen) { best = i; bestLen = j - i }
-    i = j
-  }
-  const hex = (a: number, b: number) => groups.slice(a, b).map((g) => g.toString(16)).join(':')
-  return best < 0 ? hex(0, 8) : `${hex(0, best)}::${hex(best + bestLen, 8)}`
-}
-
 const LEADING_ZERO_V4 = /(^|\.)0\d/
 
 /** upstream IsValidIP (strict): readable, no leading zeros, not IPv4-mapped, and in canonical form. */
 function strictIPErrors(errs: FieldError[], v: string, field: string): void {
   const ip = parseIPSloppy(v)
-  if (ip === undefined) { errs.push(fieldInvalid(field, v, 'must be a valid IP address, (e.g. 10.9.8.7 or 2001:db8::ffff)')); return }
+  if (ip === undefined) { errs.push(fieldInvalid(field, v, IP_ADDRESS_MSG)); return }
   if (!v.includes(':') && LEADING_ZERO_V4.test(v)) errs.push(fieldInvalid(field, v, 'must not have leading 0s'))
-  else if (v.includes(':') && ip[10] === 0xff && ip[11] === 0xff && ip.subarray(0, 10).every((b) => b === 0)) errs.push(fieldInvalid(field, v, 'must not be an IPv4-mapped IPv6 address'))
-  const canonical = ipString(ip)
+  else if (v.includes(':') && isIPv4Bytes(ip)) errs.push(fieldInvalid(field, v, 'must not be an IPv4-mapped IPv6 address'))
+  const canonical = goIPString(ip)
   if (v !== canonical) errs.push(fieldInvalid(field, v, `must be in canonical form (${goQuote(canonical)})`))
 }
 

@@ -5,11 +5,11 @@ import { fieldDuplicate, fieldForbidden, fieldInvalid, fieldNotFound, fieldNotSu
 import type { FieldError } from '../../../machinery/errors.js'
 import { ageColumn, nameColumn, parseTime, since } from '../_printers.js'
 import { labelSelectorOf, matchLabels } from '../../../machinery/selectors.js'
-import { dns1123Label, dns1123Subdomain, portName, validateAnnotations, validateLabels } from '../../../machinery/validation.js'
+import { dns1123Label, dns1123Subdomain, portName, portNumber, validateAnnotations, validateLabels } from '../../../machinery/validation.js'
 import { validateEphemeralContainersUpdate, validatePodUpdate } from './pod-update.js'
 import {
   affinityErrors, dnsConfigErrors, envErrors, envFromErrors, hostNetworkErrors, hostPortConflictErrors, lifecycleErrors,
-  podSecurityContextErrors, probeErrors, securityContextErrors, volumeMountErrors, type ProbeKind,
+  podSecurityContextErrors, probeErrors, securityContextErrors, volumeMountErrors, MAX_INT32, type ProbeKind,
 } from './pod-spec-checks.js'
 import { validateTolerations } from './taints.js'
 
@@ -184,7 +184,6 @@ export function podQOSClass(spec: unknown): 'Guaranteed' | 'Burstable' | 'BestEf
 /** What the container checks need from the pod: its volumes that passed their checks, the grace period, hostUsers. */
 interface PodContext { volumes: Map<string, Obj>; grace: unknown; hostUsers: boolean }
 
-const MAX_INT32 = 2147483647
 const ACTIVE_DEADLINE_RANGE = `must be between 1 and ${MAX_INT32}, inclusive`
 const INIT_ONLY_ALWAYS = 'may not be set for init containers without restartPolicy=Always'
 const PROBES: ProbeKind[] = ['livenessProbe', 'readinessProbe', 'startupProbe']
@@ -374,9 +373,9 @@ function containerErrors(errs: FieldError[], c: Obj, p: string, ctx: PodContext)
     }
     const cp = port.containerPort
     if (cp === undefined || cp === null || cp === 0) errs.push(fieldRequired(`${pp}.containerPort`))
-    else if (typeof cp !== 'number' || !Number.isInteger(cp) || cp < 1 || cp > 65535) errs.push(fieldInvalid(`${pp}.containerPort`, cp, 'must be between 1 and 65535, inclusive'))
+    else for (const d of portNumber(cp)) errs.push(fieldInvalid(`${pp}.containerPort`, cp, d))
     const hp = port.hostPort
-    if (hp !== undefined && hp !== null && hp !== 0 && (typeof hp !== 'number' || hp < 1 || hp > 65535)) errs.push(fieldInvalid(`${pp}.hostPort`, hp, 'must be between 1 and 65535, inclusive'))
+    if (hp !== undefined && hp !== null && hp !== 0) for (const d of portNumber(hp)) errs.push(fieldInvalid(`${pp}.hostPort`, hp, d))
     oneOf(errs, `${pp}.protocol`, port.protocol, ['SCTP', 'TCP', 'UDP'])
   })
   envErrors(errs, c.env, p)
