@@ -5,6 +5,7 @@ import { Ctx, type Scenario } from './lib/context.js'
 import { BenchOptionsError, COMMON, OPTIONS, help, resolve } from './lib/options.js'
 import { setPayload } from './lib/objects.js'
 import { Progress } from './lib/progress.js'
+import { spawn } from 'node:child_process'
 import { fileURLToPath } from 'node:url'
 import { machine, serverBuild, text, writeHtml, writeJson, type Report, type Setting } from './lib/report.js'
 import { benchTmp, removeTmp } from './lib/server.js'
@@ -71,6 +72,8 @@ async function main(argv: string[]): Promise<number> {
     process.stderr.write(`bench ${scenario.name}: --client wrk is for the get and apf-fairness scenarios only\n`)
     return 2
   }
+  const execArgv = loadgenExecArgv(values['loadgen-gc'] as string)
+  if (execArgv !== null) return relaunch(execArgv, argv)
   const tmp = benchTmp()
   const progress = new Progress(values.progress as boolean)
   const ctx = new Ctx(values, tmp, progress)
@@ -98,8 +101,36 @@ async function main(argv: string[]): Promise<number> {
   }
 }
 
+/**
+ * The node flags this process must run with for --loadgen-gc, or null when it already does. With V8's default, each
+ * collection of the load generator's heap runs on up to four helper threads at once; on a machine it shares with the
+ * server they take every core for tens of milliseconds, and the server's threads wait that long for one: a shard's
+ * commit waited 20-35 ms in the run queue (its /proc/thread-self/schedstat) in the kubelet-shape watch fan-out,
+ * under 10 ms with the load generator on --single-threaded-gc.
+ */
+function loadgenExecArgv(gc: string): string[] | null {
+  const flag = '--single-threaded-gc'
+  const has = process.execArgv.includes(flag)
+  if ((gc === 'single') === has) return null
+  const rest = process.execArgv.filter((a) => a !== flag)
+  return gc === 'single' ? [flag, ...rest] : rest
+}
+
+/** Runs this CLI again in a child process with other node flags; resolves with its exit code. */
+function relaunch(execArgv: string[], argv: string[]): Promise<number> {
+  relaunched = spawn(process.execPath, [...execArgv, fileURLToPath(import.meta.url), ...argv], { stdio: 'inherit' })
+  return new Promise((resolve) => {
+    relaunched?.once('exit', (code, signal) => resolve(code ?? (signal ? 128 : 1)))
+    relaunched?.once('error', (err) => { process.stderr.write(`bench: relaunching node failed: ${err.message}\n`); resolve(1) })
+  })
+}
+
+/** The child that runs the bench when this process relaunched it: signals go to it, and it stops its own servers. */
+let relaunched: ReturnType<typeof spawn> | null = null
+
 for (const sig of ['SIGINT', 'SIGTERM'] as const) {
-  process.once(sig, () => {
+  process.on(sig, () => {
+    if (relaunched !== null && relaunched.exitCode === null) { relaunched.kill(sig); return }
     killAll()
     process.exit(130)
   })

@@ -34,6 +34,7 @@ export const OPTIONS: Record<string, OptionSpec> = {
   parts: { type: 'list', default: ['fairness', 'cost'], help: 'apf-fairness: which parts to run (fairness = mouse beside the elephant, cost = GETs with APF on and off)' },
   peer: { type: 'list', default: [], help: 'also measure a peer in the same run: etcd (Debian etcd-server), uws-hello (bare uWS, the HTTP ceiling)' },
   'peer-conns': { type: 'int', default: 0, smoke: 2, help: 'gRPC connections to etcd, each its own HTTP/2 connection (0 = as many as --connections); the in-flight operations are --connections' },
+  'loadgen-gc': { type: 'string', default: 'single', help: 'garbage collection of the load generator\'s own process: single (node --single-threaded-gc: no V8 helper threads bursting onto the server\'s cores) or parallel (V8\'s default)' },
   client: { type: 'string', default: 'raw', help: 'HTTP client of the load generator: raw (lean net.Socket client), undici, or wrk (GETs of get and apf-fairness only; Debian\'s wrk)' },
   port: { type: 'int', default: 0, help: 'plain HTTP port of the server started on 127.0.0.1 (0 = a free one)' },
   url: { type: 'string', default: '', help: 'target a running server (plain http on loopback) instead of starting one' },
@@ -49,7 +50,7 @@ export const OPTIONS: Record<string, OptionSpec> = {
 }
 
 /** Options every scenario takes. */
-export const COMMON = ['payload', 'duration', 'warmup', 'count', 'port', 'url', 'frontends', 'shards', 'log-level', 'server-arg', 'client', 'json', 'html', 'smoke', 'keep', 'progress']
+export const COMMON = ['payload', 'duration', 'warmup', 'count', 'port', 'url', 'frontends', 'shards', 'log-level', 'server-arg', 'client', 'loadgen-gc', 'json', 'html', 'smoke', 'keep', 'progress']
 
 export class BenchOptionsError extends Error {}
 
@@ -121,6 +122,8 @@ export function resolve(argv: string[], names: string[], defaults: Record<string
   }
   const client = values.client as string
   if (client !== 'raw' && client !== 'undici' && client !== 'wrk') throw new BenchOptionsError(`--client: "${client}" is not raw, undici or wrk`)
+  const gc = values['loadgen-gc'] as string
+  if (gc !== 'single' && gc !== 'parallel') throw new BenchOptionsError(`--loadgen-gc: "${gc}" is not single or parallel`)
   for (const p of (values.peer as string[] | undefined) ?? []) {
     if (p !== 'etcd' && p !== 'uws-hello') throw new BenchOptionsError(`--peer: "${p}" is not etcd or uws-hello`)
   }

@@ -68,6 +68,8 @@ export interface Machine {
   cpu: string
   memGiB: number
   node: string
+  /** The node flags of the load generator's own process (--loadgen-gc single runs it with --single-threaded-gc). */
+  loadgenNodeFlags: string[]
   loadavg: number[]
 }
 
@@ -109,6 +111,7 @@ export function machine(): Machine {
     cpu,
     memGiB: Math.round((os.totalmem() / 1024 ** 3) * 10) / 10,
     node: process.version,
+    loadgenNodeFlags: [...process.execArgv],
     loadavg: os.loadavg().map((x) => Math.round(x * 100) / 100),
   }
 }
@@ -152,7 +155,7 @@ export function cpuPerOp(r: Row): string {
 export function text(rep: Report): string {
   const out: string[] = []
   const m = rep.machine
-  out.push(`scenario ${rep.scenario}   ${rep.date}   ${m.nproc} cores ${m.cpu}, ${m.memGiB} GiB, node ${m.node}, loadavg ${m.loadavg.join(' ')}`)
+  out.push(`scenario ${rep.scenario}   ${rep.date}   ${m.nproc} cores ${m.cpu}, ${m.memGiB} GiB, node ${m.node}, loadavg ${m.loadavg.join(' ')}${m.loadgenNodeFlags?.length ? `, load generator: node ${m.loadgenNodeFlags.join(' ')}` : ''}`)
   out.push(`server build ${rep.serverBuild.id} (compiled ${rep.serverBuild.builtAt}), lmdb addon ${rep.serverBuild.lmdbAddon}`)
   out.push('settings:')
   for (const [k, s] of Object.entries(rep.settings)) {

@@ -55,10 +55,12 @@ const extra: Record<string, Case> = {
   'mixed-post': { scenario: 'mixed', args: ['--pod-status-write', 'post'] },
   nope: { scenario: 'nope', args: [] },
   bogus: { scenario: 'get', args: ['--bogus', '1'] },
+  'gc-parallel': { scenario: 'get', args: ['--loadgen-gc', 'parallel'] },
+  'gc-bogus': { scenario: 'get', args: ['--loadgen-gc', 'none'] },
 }
 const wrk = findWrk() !== undefined
 // server starts per run, roughly its cost: the order of the queue
-const weight: Record<string, number> = { startup: 3, 'apf-fairness': 3, memory: 2, 'apf-wrk': 2, create: 2, mixed: 1.5, 'mixed-put': 1.5, 'mixed-post': 0.1, nope: 0.1, bogus: 0.1 }
+const weight: Record<string, number> = { startup: 3, 'apf-fairness': 3, memory: 2, 'apf-wrk': 2, create: 2, mixed: 1.5, 'mixed-put': 1.5, 'mixed-post': 0.1, nope: 0.1, bogus: 0.1, 'gc-bogus': 0.1 }
 const outcomes = new Map<string, Promise<Outcome>>()
 {
   const queue: Array<[string, Case]> = [...cases.map((c): [string, Case] => [c.scenario, c]), ...Object.entries(extra).filter(([k]) => k !== 'apf-wrk' || wrk)]
@@ -89,6 +91,7 @@ for (const c of cases) {
     t.equal(report.scenario, c.scenario)
     for (const k of ['date', 'machine', 'settings', 'rows', 'ratios', 'notes']) t.ok(k in report, `report has ${k}`)
     t.equal(report.settings.smoke.value, true)
+    t.ok(report.machine.loadgenNodeFlags.includes('--single-threaded-gc'), 'the load generator ran with --single-threaded-gc (--loadgen-gc single, the default)')
     t.ok(report.rows.length > 0, 'at least one row')
     for (const row of report.rows) {
       for (const k of ['target', 'name', 'ops', 'rate', 'unit', 'errors']) t.ok(k in row, `row ${row.name} has ${k}`)
@@ -138,6 +141,18 @@ t.test('apf-fairness --parts cost --client wrk: the GETs by wrk, with the token,
     t.equal(row.errors, 0, `${row.name}: every GET answered 200 (a missing token would be 401)`)
   }
   t.match(report.notes.join(' '), /client wrk/)
+})
+
+t.test('--loadgen-gc parallel runs the load generator with V8\'s own GC threads; another value exits 2', async (t) => {
+  const o = await waitFor('gc-parallel')
+  t.equal(o.code, 0, `exit code (stderr: ${o.stderr.slice(-2000)})`)
+  const report = JSON.parse(o.stdout.trim().split('\n').pop() ?? '{}')
+  t.equal(report.settings['loadgen-gc'].value, 'parallel')
+  t.notOk(report.machine.loadgenNodeFlags.includes('--single-threaded-gc'), 'no --single-threaded-gc')
+  t.ok(report.rows.length > 0 && report.rows.every((r: any) => r.ops > 0), 'the scenario ran')
+  const b = await waitFor('gc-bogus')
+  t.equal(b.code, 2)
+  t.match(b.stderr, /--loadgen-gc: "none" is not single or parallel/)
 })
 
 t.test('the CLI exists once built', async (t) => {
