@@ -387,6 +387,21 @@ export function goIPString(ip: Uint8Array): string {
 /** upstream IsValidIP's text for what Go's ParseIP does not read. */
 export const IP_ADDRESS_MSG = 'must be a valid IP address, (e.g. 10.9.8.7 or 2001:db8::ffff)'
 
+const LEADING_ZERO_V4 = /(^|\.)0\d/
+
+/**
+ * upstream IsValidIP (strict, for fields that are not legacy): readable, then no leading zeros and not IPv4-mapped
+ * (with either, nothing more is said), then in canonical form.
+ */
+export function validIPErrors(field: string, v: string): FieldError[] {
+  const ip = parseIPSloppy(v)
+  if (ip === undefined) return [fieldInvalid(field, v, IP_ADDRESS_MSG)]
+  if (!v.includes(':') && LEADING_ZERO_V4.test(v)) return [fieldInvalid(field, v, 'must not have leading 0s')]
+  if (v.includes(':') && isIPv4Bytes(ip)) return [fieldInvalid(field, v, 'must not be an IPv4-mapped IPv6 address')]
+  const canonical = goIPString(ip)
+  return v === canonical ? [] : [fieldInvalid(field, v, `must be in canonical form (${JSON.stringify(canonical)})`)]
+}
+
 /**
  * upstream ValidateNonSpecialIP (Endpoints, EndpointSlices): an address that makes sense as a destination, so not
  * unspecified, loopback, link-local or link-local multicast; an unreadable one is only said to be no IP.
