@@ -3,7 +3,7 @@
 // Each check appends to the caller's error list in upstream's order; nothing here compiles a pattern per call.
 import { fieldDuplicate, fieldForbidden, fieldInvalid, fieldInvalidPrinted, fieldNotFound, fieldNotSupported, fieldRequired, fieldTooLong, goPointer, goQuote, goStringSlice } from '../../../machinery/errors.js'
 import type { FieldError } from '../../../machinery/errors.js'
-import { BAD_SELECTOR_OPERATOR, requirementOperatorErrors, dns1123Label, dns1123Subdomain, labelValue, portName, portNumber, qualifiedName, validIPErrors, validateLabelSelector } from '../../../machinery/validation.js'
+import { BAD_SELECTOR_OPERATOR, requirementOperatorErrors, dns1123Label, dns1123Subdomain, labelValue, portName, portNumber, qualifiedName, legacyIPErrors, validateLabelSelector } from '../../../machinery/validation.js'
 import type { Obj } from '../../define.js'
 import { configKeyErrors } from './config-data.js'
 
@@ -523,7 +523,7 @@ export function dnsConfigErrors(errs: FieldError[], spec: Obj, path: string): vo
   if (!isObj(dc)) return
   const nameservers = arr(dc.nameservers)
   if (nameservers.length > 3) errs.push(fieldInvalid(`${p}.nameservers`, goStringSlice('string', nameservers), 'must not have more than 3 nameservers'))
-  for (let i = 0; i < nameservers.length; i++) errs.push(...validIPErrors(`${p}.nameservers[${i}]`, str(nameservers[i])))
+  for (let i = 0; i < nameservers.length; i++) errs.push(...legacyIPErrors(`${p}.nameservers[${i}]`, str(nameservers[i])))
   const searches = arr(dc.searches)
   if (searches.length > 32) errs.push(fieldInvalid(`${p}.searches`, goStringSlice('string', searches), 'must not have more than 32 search paths'))
   if (searches.map(str).join(' ').length > 2048) errs.push(fieldInvalid(`${p}.searches`, goStringSlice('string', searches), 'must not have more than 2048 characters (including spaces) in the search list'))

@@ -3,7 +3,7 @@
 // Each check appends to the caller's error list; validatePodSpec calls them at upstream's places in its order.
 import { fieldDuplicate, fieldForbidden, fieldInvalid, fieldNotSupported, fieldRequired } from '../../../machinery/errors.js'
 import type { FieldError } from '../../../machinery/errors.js'
-import { dns1123Subdomain, qualifiedName, validIPErrors, validateLabelSelector } from '../../../machinery/validation.js'
+import { dns1123Subdomain, qualifiedName, legacyIPErrors, validateLabelSelector } from '../../../machinery/validation.js'
 import type { Obj } from '../../define.js'
 
 const isObj = (v: unknown): v is Obj => v !== null && typeof v === 'object' && !Array.isArray(v)
@@ -115,7 +115,7 @@ export function hostAliasErrors(errs: FieldError[], aliases: unknown, path: stri
   for (let i = 0; i < list.length; i++) {
     const a = objAt(list, i)
     const p = `${path}[${i}]`
-    errs.push(...validIPErrors(`${p}.ip`, str(a.ip)))
+    errs.push(...legacyIPErrors(`${p}.ip`, str(a.ip)))
     const hostnames = arr(a.hostnames)
     for (let j = 0; j < hostnames.length; j++) subdomainErrors(errs, str(hostnames[j]), `${p}.hostnames[${j}]`)
   }
