@@ -366,26 +366,16 @@ export function isIPv4Bytes(ip: Uint8Array): boolean {
   return ip[10] === 0xff && ip[11] === 0xff
 }
 
-/** Go's net.IP String() of 16 bytes: a dotted quad for IPv4 (IPv4-mapped too), RFC 5952 text otherwise. */
-export function goIPString(ip: Uint8Array): string {
-  if (isIPv4Bytes(ip)) return `${ip[12]}.${ip[13]}.${ip[14]}.${ip[15]}`
-  const groups: number[] = []
-  for (let i = 0; i < 16; i += 2) groups.push((ip[i] << 8) | ip[i + 1])
-  let best = -1
-  let bestLen = 1
-  for (let i = 0; i < 8;) {
-    if (groups[i] !== 0) { i++; continue }
-    let j = i
-    while (j < 8 && groups[j] === 0) j++
-    if (j - i > bestLen) { best = i; bestLen = j - i }
-    i = j
-  }
-  const hex = (a: number, b: number) => groups.slice(a, b).map((g) => g.toString(16)).join(':')
-  return best < 0 ? hex(0, 8) : `${hex(0, best)}::${hex(best + bestLen, 8)}`
-}
-
 /** upstream IsValidIP's text for what Go's ParseIP does not read. */
 export const IP_ADDRESS_MSG = 'must be a valid IP address, (e.g. 10.9.8.7 or 2001:db8::ffff)'
+
+/**
+ * upstream IsValidIPForLegacyField while StrictIPCIDRValidation is off (its default through 1.35): anything Go's
+ * ParseIP reads is accepted as written (leading zeros, IPv4-mapped, not canonical); only an unreadable one is refused.
+ */
+export function legacyIPErrors(field: string, v: string): FieldError[] {
+  return parseIPSloppy(v) === undefined ? [fieldInvalid(field, v, IP_ADDRESS_MSG)] : []
+}
 
 /**
  * upstream ValidateNonSpecialIP (Endpoints, EndpointSlices): an address that makes sense as a destination, so not

@@ -3,7 +3,7 @@ import { defineResource, ALL_VERBS } from '../../define.js'
 import type { Obj } from '../../define.js'
 import { fieldInvalid, fieldNotSupported, fieldRequired } from '../../../machinery/errors.js'
 import type { FieldError } from '../../../machinery/errors.js'
-import { dns1123Label, dns1123Subdomain, IP_ADDRESS_MSG, nonSpecialIPErrors, parseIPSloppy, portNumber, qualifiedName } from '../../../machinery/validation.js'
+import { dns1123Label, dns1123Subdomain, legacyIPErrors, nonSpecialIPErrors, portNumber, qualifiedName } from '../../../machinery/validation.js'
 import { ageColumn, joinHostPort, nameColumn } from '../_printers.js'
 
 const isObj = (v: unknown): v is Obj => v !== null && typeof v === 'object' && !Array.isArray(v)
@@ -15,7 +15,7 @@ const PROTOCOLS = ['SCTP', 'TCP', 'UDP']
 function addressErrors(a: Obj, p: string): FieldError[] {
   const errs: FieldError[] = []
   const ip = str(a.ip)
-  if (parseIPSloppy(ip) === undefined) errs.push(fieldInvalid(`${p}.ip`, ip, IP_ADDRESS_MSG))
+  errs.push(...legacyIPErrors(`${p}.ip`, ip))
   const hostname = str(a.hostname)
   if (hostname !== '') for (const d of dns1123Label(hostname)) errs.push(fieldInvalid(`${p}.hostname`, hostname, d))
   if (typeof a.nodeName === 'string') for (const d of dns1123Subdomain(a.nodeName)) errs.push(fieldInvalid(`${p}.nodeName`, a.nodeName, d))

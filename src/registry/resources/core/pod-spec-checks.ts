@@ -3,7 +3,7 @@
 // Each check appends to the caller's error list in upstream's order; nothing here compiles a pattern per call.
 import { fieldDuplicate, fieldForbidden, fieldInvalid, fieldInvalidPrinted, fieldNotFound, fieldNotSupported, fieldRequired, fieldTooLong, goPointer, goQuote, goStringSlice } from '../../../machinery/errors.js'
 import type { FieldError } from '../../../machinery/errors.js'
-import { BAD_SELECTOR_OPERATOR, IP_ADDRESS_MSG, goIPString, isIPv4Bytes, requirementOperatorErrors, dns1123Label, dns1123Subdomain, labelValue, parseIPSloppy, portName, portNumber, qualifiedName, validateLabelSelector } from '../../../machinery/validation.js'
+import { BAD_SELECTOR_OPERATOR, requirementOperatorErrors, dns1123Label, dns1123Subdomain, labelValue, portName, portNumber, qualifiedName, legacyIPErrors, validateLabelSelector } from '../../../machinery/validation.js'
 import type { Obj } from '../../define.js'
 import { configKeyErrors } from './config-data.js'
 
@@ -512,18 +512,6 @@ export function affinityErrors(errs: FieldError[], affinity: unknown, path: stri
 
 // ---- DNS config (validatePodDNSConfig) ----
 
-const LEADING_ZERO_V4 = /(^|\.)0\d/
-
-/** upstream IsValidIP (strict): readable, no leading zeros, not IPv4-mapped, and in canonical form. */
-function strictIPErrors(errs: FieldError[], v: string, field: string): void {
-  const ip = parseIPSloppy(v)
-  if (ip === undefined) { errs.push(fieldInvalid(field, v, IP_ADDRESS_MSG)); return }
-  if (!v.includes(':') && LEADING_ZERO_V4.test(v)) errs.push(fieldInvalid(field, v, 'must not have leading 0s'))
-  else if (v.includes(':') && isIPv4Bytes(ip)) errs.push(fieldInvalid(field, v, 'must not be an IPv4-mapped IPv6 address'))
-  const canonical = goIPString(ip)
-  if (v !== canonical) errs.push(fieldInvalid(field, v, `must be in canonical form (${goQuote(canonical)})`))
-}
-
 /** The searches and nameservers of dnsConfig, required with dnsPolicy None; bad values are shown as Go prints a []string. */
 export function dnsConfigErrors(errs: FieldError[], spec: Obj, path: string): void {
   const p = `${path}.dnsConfig`
@@ -535,7 +523,7 @@ export function dnsConfigErrors(errs: FieldError[], spec: Obj, path: string): vo
   if (!isObj(dc)) return
   const nameservers = arr(dc.nameservers)
   if (nameservers.length > 3) errs.push(fieldInvalid(`${p}.nameservers`, goStringSlice('string', nameservers), 'must not have more than 3 nameservers'))
-  for (let i = 0; i < nameservers.length; i++) strictIPErrors(errs, str(nameservers[i]), `${p}.nameservers[${i}]`)
+  for (let i = 0; i < nameservers.length; i++) errs.push(...legacyIPErrors(`${p}.nameservers[${i}]`, str(nameservers[i])))
   const searches = arr(dc.searches)
   if (searches.length > 32) errs.push(fieldInvalid(`${p}.searches`, goStringSlice('string', searches), 'must not have more than 32 search paths'))
   if (searches.map(str).join(' ').length > 2048) errs.push(fieldInvalid(`${p}.searches`, goStringSlice('string', searches), 'must not have more than 2048 characters (including spaces) in the search list'))

@@ -11,6 +11,8 @@ import {
   affinityErrors, dnsConfigErrors, envErrors, envFromErrors, hostNetworkErrors, hostPortConflictErrors, lifecycleErrors,
   podSecurityContextErrors, probeErrors, securityContextErrors, volumeMountErrors, MAX_INT32, type ProbeKind,
 } from './pod-spec-checks.js'
+import { gatedNodeNameErrors, hostAliasErrors, placementErrors, runtimeClassNameErrors } from './pod-spec-scheduling.js'
+import { volumeDeviceErrors } from './pod-volume-devices.js'
 import { validateTolerations } from './taints.js'
 
 // ---- defaulting (upstream pkg/apis/core/v1/defaults.go) ----
@@ -194,7 +196,8 @@ const DNS_LABEL_FIELDS = ['hostname', 'subdomain']
  * A pod spec at `path` in upstream ValidatePodSpec's order: volumes; containers (each container's own checks, a name
  * unique among containers, lifecycle and probes), their host ports; init containers; ephemeral containers; then the
  * pod's fields (hostNetwork ports, restartPolicy, dnsPolicy, nodeSelector, security context, affinity, dnsConfig,
- * activeDeadlineSeconds, hostname, subdomain, tolerations, priorityClassName). `isPod`: the spec is a Pod's, not a
+ * schedulingGates, topologySpreadConstraints, serviceAccountName, nodeName, activeDeadlineSeconds, hostname, subdomain,
+ * tolerations, hostAliases, priorityClassName, runtimeClassName). `isPod`: the spec is a Pod's, not a
  * template's (upstream's ResourceIsPod).
  */
 export function validatePodSpec(spec: unknown, path: string, isPod = false): FieldError[] {
@@ -241,6 +244,7 @@ export function validatePodSpec(spec: unknown, path: string, isPod = false): Fie
   podSecurityContextErrors(errs, s, path)
   affinityErrors(errs, s.affinity, path)
   dnsConfigErrors(errs, s, path)
+  placementErrors(errs, s, path)
   const ads = s.activeDeadlineSeconds
   if (typeof ads === 'number' && (ads < 1 || ads > MAX_INT32)) errs.push(fieldInvalid(`${path}.activeDeadlineSeconds`, ads, ACTIVE_DEADLINE_RANGE))
   for (const key of DNS_LABEL_FIELDS) {
@@ -248,8 +252,10 @@ export function validatePodSpec(spec: unknown, path: string, isPod = false): Fie
     if (typeof v === 'string' && v !== '') for (const d of dns1123Label(v)) errs.push(fieldInvalid(`${path}.${key}`, v, d))
   }
   if (Array.isArray(s.tolerations) && s.tolerations.length > 0) errs.push(...validateTolerations(s.tolerations, `${path}.tolerations`))
+  hostAliasErrors(errs, s.hostAliases, `${path}.hostAliases`)
   const pc = s.priorityClassName
   if (typeof pc === 'string' && pc !== '') for (const d of dns1123Subdomain(pc)) errs.push(fieldInvalid(`${path}.priorityClassName`, pc, d))
+  runtimeClassNameErrors(errs, s, path)
   return errs
 }
 
@@ -352,7 +358,8 @@ export function oneOf(errs: FieldError[], field: string, v: unknown, values: str
 
 /**
  * The checks of any container, regular, init or ephemeral (upstream validateContainerCommon), in its order: name,
- * image, terminationMessagePolicy, ports, env, envFrom, volumeMounts, imagePullPolicy, resources, securityContext.
+ * image, terminationMessagePolicy, ports, env, envFrom, volumeMounts, volumeDevices, imagePullPolicy, resources,
+ * securityContext.
  */
 function containerErrors(errs: FieldError[], c: Obj, p: string, ctx: PodContext): void {
   const name = c.name
@@ -381,6 +388,7 @@ function containerErrors(errs: FieldError[], c: Obj, p: string, ctx: PodContext)
   envErrors(errs, c.env, p)
   envFromErrors(errs, c.envFrom, p)
   volumeMountErrors(errs, c, ctx.volumes, p)
+  volumeDeviceErrors(errs, c, ctx.volumes, p)
   oneOf(errs, `${p}.imagePullPolicy`, c.imagePullPolicy, ['Always', 'IfNotPresent', 'Never'])
   const res = isObj(c.resources) ? c.resources : {}
   const limits = isObj(res.limits) ? res.limits : {}
@@ -556,7 +564,7 @@ export default defineResource({
     ...statusSplit.strategy,
     default: defaultPod,
     prepareForCreate: (o) => { o.status = { phase: 'Pending', qosClass: podQOSClass(o.spec) } },
-    validate: (o) => [...validatePodSpec(o.spec, 'spec', true), ...ephemeralOnCreate(o)],
+    validate: (o) => [...validatePodSpec(o.spec, 'spec', true), ...ephemeralOnCreate(o), ...gatedNodeNameErrors(o.spec)],
     validateUpdate: (o, old) => [...validatePodSpec(o.spec, 'spec', true), ...validatePodUpdate(o, old)],
     allowUnconditionalUpdate: true,
     returnDeletedObject: true,
