@@ -3,7 +3,7 @@
 // formats; on Pods, a Deployment's template and a PodTemplate; and that a pod using all of them is stored.
 import t from 'tap'
 import { startServer, type TestServer } from '../helpers/server.js'
-import { expectRefused, type Cause } from '../helpers/refused.js'
+import { expectRefused, inv, req, forb, dup, notFound, unsupported, type Cause } from '../helpers/refused.js'
 
 type Obj = Record<string, any>
 const PODS = '/api/v1/namespaces/default/pods'
@@ -21,15 +21,6 @@ const ACTIONS = ['DoNotSchedule', 'ScheduleAnyway']
 const POLICIES = ['Honor', 'Ignore']
 const TSC = 'spec.topologySpreadConstraints'
 const P = 'spec.containers[0]'
-
-const inv = (field: string, value: string | number, detail: string): Cause => ({ field, reason: 'FieldValueInvalid', message: `Invalid value: ${typeof value === 'string' ? JSON.stringify(value) : value}: ${detail}` })
-const req = (field: string, detail = ''): Cause => ({ field, reason: 'FieldValueRequired', message: detail === '' ? 'Required value' : `Required value: ${detail}` })
-const forb = (field: string, detail: string): Cause => ({ field, reason: 'FieldValueForbidden', message: `Forbidden: ${detail}` })
-const dup = (field: string, value: string): Cause => ({ field, reason: 'FieldValueDuplicate', message: `Duplicate value: ${JSON.stringify(value)}` })
-const notFound = (field: string, value: string): Cause => ({ field, reason: 'FieldValueNotFound', message: `Not found: ${JSON.stringify(value)}` })
-const unsupported = (field: string, value: string, supported: string[]): Cause => ({
-  field, reason: 'FieldValueNotSupported', message: `Unsupported value: ${JSON.stringify(value)}: supported values: ${supported.map((x) => JSON.stringify(x)).join(', ')}`,
-})
 
 let s: TestServer
 t.before(async () => { s = await startServer() })

@@ -5,7 +5,7 @@
 // takes status updates.
 import t from 'tap'
 import { startServer, type TestServer } from '../helpers/server.js'
-import { expectRefused, type Cause } from '../helpers/refused.js'
+import { expectRefused, inv, printed, req, forb, dup, notFound, unsupported, type Cause } from '../helpers/refused.js'
 
 type Obj = Record<string, any>
 const PODS = '/api/v1/namespaces/default/pods'
@@ -25,16 +25,6 @@ const INIT_ONLY = 'may not be set for init containers without restartPolicy=Alwa
 const SYSCTL = 'must have at most 253 characters and match regex ^([a-z0-9]([-_a-z0-9]*[a-z0-9])?[\\./])*[a-z0-9]([-_a-z0-9]*[a-z0-9])?$'
 const UNDERSCORE_SUBDOMAIN = "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '_', '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '_?[a-z0-9]([-_a-z0-9]*[a-z0-9])?(\\._?[a-z0-9]([-_a-z0-9]*[a-z0-9])?)*')"
 const P = 'spec.containers[0]'
-
-const inv = (field: string, value: string | number, detail: string): Cause => ({ field, reason: 'FieldValueInvalid', message: `Invalid value: ${typeof value === 'string' ? JSON.stringify(value) : value}: ${detail}` })
-const printed = (field: string, value: string, detail: string): Cause => ({ field, reason: 'FieldValueInvalid', message: `Invalid value: ${value}: ${detail}` })
-const req = (field: string, detail = ''): Cause => ({ field, reason: 'FieldValueRequired', message: detail === '' ? 'Required value' : `Required value: ${detail}` })
-const forb = (field: string, detail: string): Cause => ({ field, reason: 'FieldValueForbidden', message: `Forbidden: ${detail}` })
-const dup = (field: string, value: string): Cause => ({ field, reason: 'FieldValueDuplicate', message: `Duplicate value: ${JSON.stringify(value)}` })
-const notFound = (field: string, value: string): Cause => ({ field, reason: 'FieldValueNotFound', message: `Not found: ${JSON.stringify(value)}` })
-const unsupported = (field: string, value: string, supported: string[]): Cause => ({
-  field, reason: 'FieldValueNotSupported', message: `Unsupported value: ${JSON.stringify(value)}: supported values: ${supported.map((x) => JSON.stringify(x)).join(', ')}`,
-})
 
 let s: TestServer
 t.before(async () => { s = await startServer() })

@@ -5,14 +5,8 @@ import { fieldDuplicate, fieldForbidden, fieldInvalid, fieldNotSupported, fieldR
 import type { FieldError } from '../../../machinery/errors.js'
 import { dns1123Subdomain, qualifiedName, legacyIPErrors, validateLabelSelector } from '../../../machinery/validation.js'
 import type { Obj } from '../../define.js'
+import { arr, int, isObj, objAt, set, str } from './pod-spec-checks.js'
 
-const isObj = (v: unknown): v is Obj => v !== null && typeof v === 'object' && !Array.isArray(v)
-const str = (v: unknown): string => (typeof v === 'string' ? v : '')
-const set = (v: unknown): boolean => v !== undefined && v !== null
-/** An int field as Go holds it: absent or null is 0. */
-const int = (v: unknown): number => (typeof v === 'number' ? v : 0)
-const arr = (v: unknown): unknown[] => (Array.isArray(v) ? v : [])
-const objAt = (a: unknown[], i: number): Obj => (isObj(a[i]) ? a[i] as Obj : {})
 
 const NOT_POSITIVE = 'must be greater than zero'
 /** Sorted, as upstream lists a set's members. */

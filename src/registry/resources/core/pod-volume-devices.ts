@@ -3,11 +3,8 @@
 import { fieldInvalid, fieldNotFound, fieldRequired } from '../../../machinery/errors.js'
 import type { FieldError } from '../../../machinery/errors.js'
 import type { Obj } from '../../define.js'
+import { arr, isObj, set, str } from './pod-spec-checks.js'
 
-const isObj = (v: unknown): v is Obj => v !== null && typeof v === 'object' && !Array.isArray(v)
-const str = (v: unknown): string => (typeof v === 'string' ? v : '')
-const set = (v: unknown): boolean => v !== undefined && v !== null
-const arr = (v: unknown): unknown[] => (Array.isArray(v) ? v : [])
 
 const NOT_BLOCK = 'can only use volume source type of PersistentVolumeClaim or Ephemeral for block mode'
 
