@@ -5,7 +5,7 @@
 import { forbidden, notFound, type ApiError } from '../machinery/errors.js'
 import type { Obj } from '../registry/define.js'
 import { brandedAnnotation } from '../registry/resources/_printers.js'
-import { podQOSClass } from '../registry/resources/core/pods.js'
+import { podQOSClass } from '../registry/resources/core/pod-qos.js'
 import { qualifiedName, labelValue } from '../machinery/validation.js'
 import { covers, mergeTolerations } from './tolerations.js'
 

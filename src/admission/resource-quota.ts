@@ -3,7 +3,7 @@ import { forbidden, type ApiError } from '../machinery/errors.js'
 import { volumeStorageClass } from '../registry/resources/_printers.js'
 import { compareQuantities, countQuantity, scaledValue, type Quantity } from '../machinery/quantity.js'
 import { isExtendedResource, isHugePages } from '../registry/resources/core/resource-names.js'
-import { podQOSClass } from '../registry/resources/core/pods.js'
+import { podQOSClass } from '../registry/resources/core/pod-qos.js'
 import {
   addLists, containerTotals, equalLists, exceededNames, maskList, negativeNames, prettyNames, prettyPrint,
   resourceList, subtractNonNegative, type ResourceList,

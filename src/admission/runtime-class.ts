@@ -2,7 +2,7 @@
 // a pod naming a class that does not exist, or whose overhead does not match its class's, is refused.
 import { forbidden, type ApiError } from '../machinery/errors.js'
 import type { Obj } from '../registry/define.js'
-import { parseQuantity } from '../registry/resources/core/pods.js'
+import { parseQuantity } from '../registry/resources/core/pod-qos.js'
 import { mergeTolerations } from './tolerations.js'
 
 const PODS = { group: '', resource: 'pods' }

@@ -3,7 +3,7 @@
 import { forbidden, type ApiError } from '../machinery/errors.js'
 import type { Obj } from '../registry/define.js'
 import { volumeStorageClass } from '../registry/resources/_printers.js'
-import { parseQuantity } from '../registry/resources/core/pods.js'
+import { parseQuantity } from '../registry/resources/core/pod-qos.js'
 
 /** upstream's kubernetes.io/pvc-protection and kubernetes.io/pv-protection, in this brand. */
 export const PVC_PROTECTION_FINALIZER = 'orch.io/pvc-protection'

@@ -8,7 +8,7 @@
 import type { Logger } from 'pino'
 import { objectKey, recordAttrs, recordObject, splitKey, typePrefix } from '../machinery/storage-format.js'
 import type { Obj, ResolvedDefinition } from '../registry/define.js'
-import { selectorMatches } from '../registry/resources/core/pods.js'
+import { selectorMatches } from '../registry/resources/core/pod-validation.js'
 import {
   DISRUPTED_POD_TIMEOUT_MS, DISRUPTION_ALLOWED, SYNC_FAILED, conditionsAreUpToDate, controllerOf, isPodReady, scaledValue,
   setStatusCondition, updateDisruptionAllowedCondition,

@@ -68,16 +68,6 @@ export function celCompileSelf(expr: string, self: CelSelfType): { problem: stri
   return { problem, type }
 }
 
-/** The checker's result type of an expression over `vars` that compiles (`dyn` when it cannot tell). */
-export function celResultTypeWith(expr: string, vars: CelVariables): string {
-  try {
-    const checked = environmentWith(vars).check(expr) as { valid: boolean; type?: unknown }
-    return checked.valid && checked.type !== undefined ? String(checked.type) : 'dyn'
-  } catch {
-    return 'dyn'
-  }
-}
-
 /** A program over `vars` for celEvaluate, with its syntax tree (for checks of which fields it reads). */
 export function celProgramWith(expression: string, vars: CelVariables): CelProgram & { ast: unknown } {
   try {

@@ -2,4 +2,4 @@
 export { celResultType, celCompileProblem, type CelResult, type CelDeclarations } from './cel-compile.js'
 export { CelAuthorizer, CelResourceCheck, type CelDecision, type CelAuthzAttributes, type CelAuthorize } from './cel-authorizer.js'
 export { celProgram, celEvaluate, celThrow, toCelValue, CelPending, type CelProgram, type CelOutcome } from './cel-evaluate.js'
-export { celCompileProblemWith, celCompileSelf, celResultTypeWith, celProgramWith, celSelects, type CelVariables, type CelSelfType } from './cel-variables.js'
+export { celCompileProblemWith, celCompileSelf, celProgramWith, celSelects, type CelVariables, type CelSelfType } from './cel-variables.js'

@@ -8,7 +8,7 @@ import {
 import { recordRv, typePrefix } from '../machinery/storage-format.js'
 import { cloneJson } from '../machinery/json-tree.js'
 import type { Obj, ResolvedDefinition } from '../registry/define.js'
-import { selectorMatches } from '../registry/resources/core/pods.js'
+import { selectorMatches } from '../registry/resources/core/pod-validation.js'
 import {
   isPodReady, MAX_DISRUPTED_PODS, updateDisruptionAllowedCondition, updatePodCondition,
 } from '../registry/resources/policy/disruption.js'

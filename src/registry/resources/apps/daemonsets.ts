@@ -2,7 +2,8 @@
 import { defineResource, ALL_VERBS, statusSplit, generationStrategy } from '../../define.js'
 import type { Obj } from '../../define.js'
 import { ageColumn, containerColumns, formatLabelSelector, formatLabels, int, nameColumn } from '../_printers.js'
-import { defaultPodTemplate, validateWorkloadSpec } from '../core/pods.js'
+import { defaultPodTemplate } from '../core/pods.js'
+import { validateWorkloadSpec } from '../core/pod-validation.js'
 import { validateSelectorImmutable } from './deployments.js'
 
 function isObj(v: unknown): v is Obj { return v !== null && typeof v === 'object' && !Array.isArray(v) }

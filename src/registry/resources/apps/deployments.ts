@@ -5,7 +5,8 @@ import type { Obj } from '../../define.js'
 import { fieldForbidden, fieldInvalid, fieldNotSupported } from '../../../machinery/errors.js'
 import type { FieldError } from '../../../machinery/errors.js'
 import { ageColumn, containerColumns, formatLabelSelector, int, nameColumn } from '../_printers.js'
-import { defaultPodTemplate, validateWorkloadSpec } from '../core/pods.js'
+import { defaultPodTemplate } from '../core/pods.js'
+import { validateWorkloadSpec } from '../core/pod-validation.js'
 
 function isObj(v: unknown): v is Obj { return v !== null && typeof v === 'object' && !Array.isArray(v) }
 

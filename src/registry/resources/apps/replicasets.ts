@@ -1,7 +1,8 @@
 // ReplicaSet (apps/v1).
 import { defineResource, ALL_VERBS, statusSplit, generationStrategy } from '../../define.js'
 import { ageColumn, containerColumns, formatLabelSelector, int, nameColumn } from '../_printers.js'
-import { defaultPodTemplate, validateWorkloadSpec } from '../core/pods.js'
+import { defaultPodTemplate } from '../core/pods.js'
+import { validateWorkloadSpec } from '../core/pod-validation.js'
 import { validateSelectorImmutable } from './deployments.js'
 
 export default defineResource({

@@ -6,7 +6,7 @@ import type { Obj } from '../../define.js'
 import { fieldDuplicate, fieldInvalid, fieldInvalidOmitted, fieldNotSupported, fieldRequired, fieldTooLong, fieldTooMany, goQuote, GoValue } from '../../../machinery/errors.js'
 import type { FieldError } from '../../../machinery/errors.js'
 import { dns1123Label, domainPrefixedPath, qualifiedName } from '../../../machinery/validation.js'
-import { selectorMatches, validatePodTemplateSpec } from '../core/pods.js'
+import { selectorMatches, validatePodTemplateSpec } from '../core/pod-validation.js'
 
 function isObj(v: unknown): v is Obj { return v !== null && typeof v === 'object' && !Array.isArray(v) }
 

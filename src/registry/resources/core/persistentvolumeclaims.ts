@@ -5,7 +5,7 @@ import { isDeepStrictEqual } from 'node:util'
 import { fieldForbidden, fieldInvalid, fieldRequired } from '../../../machinery/errors.js'
 import type { FieldError } from '../../../machinery/errors.js'
 import { accessModeErrors, volumeModeAndClass } from './persistentvolumes.js'
-import { parseQuantity } from './pods.js'
+import { parseQuantity } from './pod-qos.js'
 import { accessModesString, ageColumn, nameColumn, quantityString, volumeStorageClass } from '../_printers.js'
 
 /** Capacity and access modes are shown once the claim names its volume. */

@@ -5,16 +5,9 @@ import { fieldDuplicate, fieldForbidden, fieldInvalid, fieldInvalidPrinted, fiel
 import type { FieldError } from '../../../machinery/errors.js'
 import { BAD_SELECTOR_OPERATOR, requirementOperatorErrors, dns1123Label, dns1123Subdomain, labelValue, portName, portNumber, qualifiedName, legacyIPErrors, validateLabelSelector } from '../../../machinery/validation.js'
 import type { Obj } from '../../define.js'
+import { arr, int, isObj, objAt, set, str } from './pod-fields.js'
 import { configKeyErrors } from './config-data.js'
 
-// Reading a pod spec as Go holds it (shared with pod-spec-scheduling.ts and pod-volume-devices.ts).
-export const isObj = (v: unknown): v is Obj => v !== null && typeof v === 'object' && !Array.isArray(v)
-export const str = (v: unknown): string => (typeof v === 'string' ? v : '')
-export const set = (v: unknown): boolean => v !== undefined && v !== null
-/** An int field as Go holds it: absent or null is 0. */
-export const int = (v: unknown): number => (typeof v === 'number' ? v : 0)
-export const arr = (v: unknown): unknown[] => (Array.isArray(v) ? v : [])
-export const objAt = (a: unknown[], i: number): Obj => (isObj(a[i]) ? a[i] as Obj : {})
 
 const NEGATIVE = 'must be greater than or equal to 0'
 

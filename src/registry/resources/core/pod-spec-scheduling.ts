@@ -5,7 +5,7 @@ import { fieldDuplicate, fieldForbidden, fieldInvalid, fieldNotSupported, fieldR
 import type { FieldError } from '../../../machinery/errors.js'
 import { dns1123Subdomain, qualifiedName, legacyIPErrors, validateLabelSelector } from '../../../machinery/validation.js'
 import type { Obj } from '../../define.js'
-import { arr, int, isObj, objAt, set, str } from './pod-spec-checks.js'
+import { arr, int, isObj, objAt, set, str } from './pod-fields.js'
 
 
 const NOT_POSITIVE = 'must be greater than zero'

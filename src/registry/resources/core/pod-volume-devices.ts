@@ -3,7 +3,7 @@
 import { fieldInvalid, fieldNotFound, fieldRequired } from '../../../machinery/errors.js'
 import type { FieldError } from '../../../machinery/errors.js'
 import type { Obj } from '../../define.js'
-import { arr, isObj, set, str } from './pod-spec-checks.js'
+import { arr, isObj, set, str } from './pod-fields.js'
 
 
 const NOT_BLOCK = 'can only use volume source type of PersistentVolumeClaim or Ephemeral for block mode'

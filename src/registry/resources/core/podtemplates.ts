@@ -1,6 +1,7 @@
 // PodTemplate (v1). DELETE answers with the deleted object.
 import { defineResource, ALL_VERBS } from '../../define.js'
-import { defaultPodTemplate, validatePodTemplateSpec } from './pods.js'
+import { defaultPodTemplate } from './pods.js'
+import { validatePodTemplateSpec } from './pod-validation.js'
 import { containerColumns, formatLabels, nameColumn } from '../_printers.js'
 
 export default defineResource({

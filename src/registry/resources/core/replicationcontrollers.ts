@@ -4,7 +4,8 @@ import type { Obj } from '../../define.js'
 import { fieldInvalid, fieldNotSupported, fieldRequired } from '../../../machinery/errors.js'
 import type { FieldError } from '../../../machinery/errors.js'
 import { ageColumn, containerColumns, formatLabels, int, nameColumn } from '../_printers.js'
-import { defaultPodTemplate, validatePodTemplateSpec } from './pods.js'
+import { defaultPodTemplate } from './pods.js'
+import { validatePodTemplateSpec } from './pod-validation.js'
 
 function isObj(v: unknown): v is Obj { return v !== null && typeof v === 'object' && !Array.isArray(v) }
 

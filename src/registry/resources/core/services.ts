@@ -4,7 +4,7 @@ import { defineResource, ALL_VERBS, statusSplit } from '../../define.js'
 import type { Obj } from '../../define.js'
 import { fieldDuplicate, fieldForbidden, fieldInvalid, fieldNotSupported, fieldRequired, goStringSlice } from '../../../machinery/errors.js'
 import { dns1123Label, dns1123Subdomain, IP_ADDRESS_MSG, isIPv4Bytes, parseIPSloppy } from '../../../machinery/validation.js'
-import { oneOf } from './pods.js'
+import { oneOf } from './pod-validation.js'
 import type { FieldError } from '../../../machinery/errors.js'
 import { ageColumn, formatLabels, nameColumn } from '../_printers.js'
 
