@@ -34,6 +34,8 @@ export interface Options {
   maxRequestsInflight: number
   maxMutatingRequestsInflight: number
   enablePriorityAndFairness: boolean
+  /** --priority-and-fairness-seat-hold (ms): see the flow-control actor's hold rule (actors/flow-control/fair-queuing.ts). */
+  priorityAndFairnessSeatHold: number
   livezGracePeriod: number
   shutdownDelayDuration: number
   watchHistory: number
@@ -126,6 +128,7 @@ export const defaultOptions: Readonly<Options> = Object.freeze({
   maxRequestsInflight: 400,
   maxMutatingRequestsInflight: 200,
   enablePriorityAndFairness: true,
+  priorityAndFairnessSeatHold: 5,
   livezGracePeriod: 0,
   shutdownDelayDuration: 0,
   watchHistory: 5 * 60 * 1000,
@@ -225,7 +228,8 @@ export const flags: Record<string, Flag> = {
   'enable-bootstrap-token-auth': { option: 'enableBootstrapTokenAuth', type: 'bool', help: 'accept bootstrap tokens (secrets bootstrap-token-<id> in orch-system)' },
   'max-requests-inflight': { option: 'maxRequestsInflight', type: 'int', min: 0, help: 'read-only requests in flight (0 = no limit)' },
   'max-mutating-requests-inflight': { option: 'maxMutatingRequestsInflight', type: 'int', min: 0, help: 'mutating requests in flight (0 = no limit)' },
-  'enable-priority-and-fairness': { option: 'enablePriorityAndFairness', type: 'bool', help: 'API Priority and Fairness (until it lands, max-in-flight limits apply either way)' },
+  'enable-priority-and-fairness': { option: 'enablePriorityAndFairness', type: 'bool', help: 'API Priority and Fairness (=false: the max-in-flight limits instead)' },
+  'priority-and-fairness-seat-hold': { option: 'priorityAndFairnessSeatHold', type: 'duration', help: 'while other flows wait on a priority level, how long a seat stays held for a flow that just finished a request and asks again within that time on average (at most its fair share; 0 = never, as upstream)' },
   'livez-grace-period': { option: 'livezGracePeriod', type: 'duration', help: 'time after start during which /livez may fail' },
   'shutdown-delay-duration': { option: 'shutdownDelayDuration', type: 'duration', help: 'time /readyz answers 503 before the listeners close' },
   'storage-compression': { option: 'storageCompression', type: 'bool', help: 'lz4-compress stored records of 1 KB and more (records already stored read either way); =false stores them plain' },

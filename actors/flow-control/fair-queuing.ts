@@ -44,8 +44,13 @@ export interface QueueSetConfig {
 export interface SharedSeats {
   /** Every seat in use on the level, including those of requests this queue set dispatched. */
   inUse(): number
-  /** This queue set dispatched a request: add its seats to the shared total (whoever finishes it gives them back). */
+  /** This queue set dispatched a request: add its seats to the shared total. */
   take(seats: number): void
+  /**
+   * A request this queue set dispatched gave its seats back (at finish, or after its final phase): they leave the
+   * shared total here, not where the request ran, so no seat is seen free before the queue set knows whose it was.
+   */
+  give(seats: number): void
 }
 
 export interface QueueSetOptions {
@@ -56,6 +61,13 @@ export interface QueueSetOptions {
   requestTimeoutMs?: number
   /** Called when a decision callback throws (the queue set carries on). */
   onCallbackError?: (err: unknown) => void
+  /**
+   * How long (ms) a seat stays held for a flow whose request just ended, while other flows wait (0: never; see
+   * QueueSet's hold rule). Default 0.
+   */
+  holdMs?: number
+  /** Called after a timer (a wait limit, the end of a final phase or of a hold) changed the queues. */
+  afterTimer?: () => void
 }
 
 export interface FlowRequest {
@@ -202,6 +214,21 @@ class Entry {
   }
 }
 
+/** What one flow (its hash) has on the level: requests waiting, seats held by its executing requests. */
+class FlowUse {
+  waiting = 0
+  seats = 0
+}
+
+/** Seats kept for one flow after its request ended, until it asks again or the hold runs out. */
+interface Hold { seats: number; timer: unknown }
+
+/** A flow's time between the end of a request and its next one: when the last ended (0: asked since), the average. */
+interface Think { endedAt: number; avgMs: number }
+
+/** Flows whose think time is remembered (the map starts over beyond this). */
+const THINK_MAX_FLOWS = 4096
+
 class Queue {
   index: number
   readonly waiting: Entry[] = []
@@ -271,12 +298,24 @@ export class QueueSet {
   readonly #demand: SeatDemandIntegrator
   readonly #deferred: Array<() => void> = []
   #flushing = false
+  readonly #holdMs: number
+  readonly #afterTimer: (() => void) | undefined
+  /** Per flow (its hash): what it has waiting and executing; a flow with neither has no entry. */
+  readonly #flows = new Map<bigint | number, FlowUse>()
+  readonly #holds = new Map<bigint | number, Hold>()
+  #heldSeats = 0
+  #holdsTaken = 0
+  #holdsUsed = 0
+  /** Per flow that recently finished a request: when (0 once it asked again), and its think time (see #ended, #arrived). */
+  readonly #think = new Map<bigint | number, Think>()
 
   constructor(config: QueueSetConfig, options: QueueSetOptions = {}) {
     this.name = config.name
     this.#clock = options.clock ?? realClock
     this.#requestTimeoutMs = options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS
     this.#onCallbackError = options.onCallbackError
+    this.#holdMs = Math.max(0, options.holdMs ?? 0)
+    this.#afterTimer = options.afterTimer
     this.#shared = options.sharedSeats
     this.#lastRealTime = this.#clock.now()
     this.#demand = new SeatDemandIntegrator(this.#clock)
@@ -293,6 +332,10 @@ export class QueueSet {
   get waitingSeats(): number { return this.#seatsWaiting }
   /** Seats held by requests this queue set dispatched (not the shared total). */
   get seatsInUse(): number { return this.#seatsInUse }
+  /** Seats kept for flows whose request just ended (see the hold rule at finish). */
+  get heldSeats(): number { return this.#heldSeats }
+  /** Holds taken, and those the flow came back for before they ran out. */
+  get holdCounts(): { taken: number; used: number } { return { taken: this.#holdsTaken, used: this.#holdsUsed } }
 
   /** Seats were given back outside the queue set (shared counters): dispatch what now fits. */
   dispatch(): void {
@@ -387,16 +430,20 @@ export class QueueSet {
 
   /**
    * The request is done: executing requests give back their seats (after their additional latency, if any);
-   * a request still waiting is withdrawn (client gone: counted as cancelled). Idempotent.
+   * a request still waiting is withdrawn (client gone: counted as cancelled). Idempotent. With `later`, nothing is
+   * dispatched into the freed seats until the caller calls dispatch(): requests that ended together (one batch of
+   * messages) all count before the first of their seats is given away, so each can be held for its flow.
    */
-  finish(req: FlowRequest): void {
+  finish(req: FlowRequest, later = false): void {
     const e = this.#entries.get(req)
     if (e === undefined) return
     if (e.state === 'waiting') { this.cancel(req); return }
     if (e.state !== 'executing') return
     const now = this.#clock.now()
     this.#syncTime(now)
-    this.#finishExecuting(e, now)
+    const released = this.#finishExecuting(e, now)
+    if (released) this.#maybeHold(e, now)
+    if (later) return
     this.#dispatchAsMuchAsPossible()
     this.#flush()
   }
@@ -431,6 +478,7 @@ export class QueueSet {
   drain(): void {
     const now = this.#clock.now()
     this.#syncTime(now)
+    for (const key of [...this.#holds.keys()]) this.#dropHold(key)
     for (const q of this.#queues) {
       while (q.waiting.length > 0) {
         const e = q.shift()
@@ -554,8 +602,12 @@ export class QueueSet {
   }
 
   #enqueueOrReject(e: Entry, req: FlowRequest, now: number): 'queued' | 'rejected' {
-    const q = this.#chooseQueue(req.hash ?? 0)
-    if (this.#usedSeats() >= this.#cl && q.waiting.length >= this.#qll) {
+    const key = req.hash ?? 0
+    if (this.#holdMs > 0) this.#arrived(key, now)
+    // The flow's next request: what was held for it is its own again (see #maybeHold).
+    const held = this.#holds.size > 0 ? this.#dropHold(key) : undefined
+    const q = this.#chooseQueue(key)
+    if (this.#usedSeats() + this.#heldSeats >= this.#cl && q.waiting.length >= this.#qll) {
       this.#reject(e, 'queue-full', now)
       return 'rejected'
     }
@@ -566,22 +618,112 @@ export class QueueSet {
     this.#seatsWaiting += e.waitSeats
     e.counters.waitingRequests++
     e.counters.waitingSeats += e.waitSeats
+    this.#flowOf(key).waiting++
     this.#boundNextDispatch(q)
     this.#noteDemand()
+    if (held !== undefined) {
+      this.#holdsUsed++
+      // It goes ahead of whatever waits in its queue (other flows' requests, shuffle sharding shares queues).
+      if (this.#canAccommodate(e.waitSeats)) {
+        q.remove(e)
+        this.#leaveQueue(e)
+        this.#boundNextDispatch(q)
+        this.#dispatchEntry(q, e)
+      }
+    }
     this.#dispatchAsMuchAsPossible()
     return 'queued'
+  }
+
+  #flowOf(key: bigint | number): FlowUse {
+    let f = this.#flows.get(key)
+    if (f === undefined) { f = new FlowUse(); this.#flows.set(key, f) }
+    return f
+  }
+
+  #flowDone(key: bigint | number, f: FlowUse): void {
+    if (f.waiting === 0 && f.seats === 0) this.#flows.delete(key)
+  }
+
+  /**
+   * The hold rule. A flow that asks again as soon as it is answered (one client, one request at a time) has nothing
+   * waiting when its seat frees, so work-conserving fair queuing gives that seat to the flows that do wait, and its next
+   * request, a round trip later, finds every seat taken and waits for most of a cycle of theirs: in phase with them,
+   * it never gets its share. So when a request ends while other flows wait, and its flow has nothing waiting and held
+   * no more than its fair share of the level (the limit over the active flows, itself included), its seats stay held
+   * for it for holdMs. Its next request within that time takes them at once; after it they go to the waiting flows.
+   * Disk schedulers do the same for synchronous readers (anticipatory scheduling). A held seat counts as taken.
+   * A flow whose requests come further apart than holdMs on average (its think time) gets no hold: one that did not
+   * come back in time is not waited for again until its gaps shrink.
+   */
+  #maybeHold(e: Entry, now: number): void {
+    if (this.#holdMs <= 0 || e.queue === null || this.#desiredQueues < 1) return
+    const key = e.req.hash ?? 0
+    const think = this.#ended(key, now)
+    if (this.#totWaiting === 0 || think.avgMs > this.#holdMs) return
+    const use = this.#flows.get(key)
+    if (use !== undefined && use.waiting > 0) return
+    const prior = this.#holds.get(key)
+    const active = this.#flows.size + (use === undefined ? 1 : 0)
+    if ((use?.seats ?? 0) + (prior?.seats ?? 0) + e.seats > this.#cl / active) return
+    let h = prior
+    if (h === undefined) {
+      h = { seats: 0, timer: undefined }
+      this.#holds.set(key, h)
+    } else this.#clock.clearTimer(h.timer)
+    h.seats += e.seats
+    this.#heldSeats += e.seats
+    this.#holdsTaken++
+    h.timer = this.#clock.setTimer(() => {
+      if (this.#dropHold(key) === undefined) return
+      // Not back in time: its think time is at least that, whatever its average said.
+      think.avgMs = Math.max(think.avgMs, 2 * this.#holdMs)
+      this.#syncTime(this.#clock.now())
+      this.#dispatchAsMuchAsPossible()
+      this.#flush()
+      this.#afterTimer?.()
+    }, this.#holdMs)
+  }
+
+  /** A flow's request ended: its think time starts (the average is unknown, 0, until it asks again). */
+  #ended(key: bigint | number, now: number): Think {
+    let t = this.#think.get(key)
+    if (t === undefined) {
+      if (this.#think.size >= THINK_MAX_FLOWS) this.#think.clear()
+      t = { endedAt: now, avgMs: 0 }
+      this.#think.set(key, t)
+    } else t.endedAt = now
+    return t
+  }
+
+  /** A flow asks again: the gap since its last request ended goes into its average think time. */
+  #arrived(key: bigint | number, now: number): void {
+    const t = this.#think.get(key)
+    if (t === undefined || t.endedAt === 0) return
+    // A gap counts for at most 4 holds (a flow's fast-path requests never reach here, so a gap may span several).
+    t.avgMs = 0.75 * t.avgMs + 0.25 * Math.min(now - t.endedAt, 4 * this.#holdMs)
+    t.endedAt = 0
+  }
+
+  #dropHold(key: bigint | number): Hold | undefined {
+    const h = this.#holds.get(key)
+    if (h === undefined) return undefined
+    this.#holds.delete(key)
+    this.#clock.clearTimer(h.timer)
+    this.#heldSeats -= h.seats
+    return h
   }
 
   /** Seats in use on the level: the shared total when there is one. */
   #usedSeats(): number { return this.#shared !== undefined ? this.#shared.inUse() : this.#seatsInUse }
 
   #canAccommodate(seats: number): boolean {
-    if (seats > this.#cl) return this.#shared !== undefined ? this.#shared.inUse() === 0 : this.#totExecuting === 0
-    return this.#usedSeats() + seats <= this.#cl
+    if (seats > this.#cl) return this.#heldSeats === 0 && (this.#shared !== undefined ? this.#shared.inUse() === 0 : this.#totExecuting === 0)
+    return this.#usedSeats() + this.#heldSeats + seats <= this.#cl
   }
 
   #dispatchAsMuchAsPossible(): void {
-    while (this.#totWaiting !== 0 && this.#usedSeats() < this.#cl && this.#dispatchOne()) { /* keep going */ }
+    while (this.#totWaiting !== 0 && this.#usedSeats() + this.#heldSeats < this.#cl && this.#dispatchOne()) { /* keep going */ }
   }
 
   /** Upstream dispatchLocked + findDispatchQueueToBoundLocked. */
@@ -606,22 +748,27 @@ export class QueueSet {
     }
     minQueue.shift()
     this.#leaveQueue(head)
+    this.#robinIndex = minIndex
+    this.#dispatchEntry(minQueue, head)
+    return true
+  }
+
+  /** Starts a request that has left queue q's waiting list. */
+  #dispatchEntry(q: Queue, head: Entry): void {
     if (head.finalSeats > this.#cl) {
       // Too wide for the level: narrow the final phase and stretch it so its work is preserved.
       head.finalSeats = this.#cl
       head.additionalLatencyMs = head.finalSeats > 0 ? head.finalWork / head.finalSeats / (SS_SCALE / 1000) : 0
     }
-    this.#robinIndex = minIndex
     const now = this.#clock.now()
     this.#start(head, Math.max(head.initialSeats, head.finalSeats), now)
-    minQueue.executing++
-    minQueue.running.add(head)
-    minQueue.seatsInUse += head.seats
-    minQueue.nextDispatchR += head.totalWork
-    this.#boundNextDispatch(minQueue)
+    q.executing++
+    q.running.add(head)
+    q.seatsInUse += head.seats
+    q.nextDispatchR += head.totalWork
+    this.#boundNextDispatch(q)
     this.#noteDemand()
     this.#decide(head, 'dispatched', undefined, now)
-    return true
   }
 
   /** Bookkeeping of a request leaving the waiting state (its queue has already dropped it). */
@@ -630,6 +777,10 @@ export class QueueSet {
     this.#seatsWaiting -= e.waitSeats
     e.counters.waitingRequests--
     e.counters.waitingSeats -= e.waitSeats
+    const key = e.req.hash ?? 0
+    const f = this.#flowOf(key)
+    f.waiting--
+    this.#flowDone(key, f)
   }
 
   #start(e: Entry, seats: number, now: number): void {
@@ -640,6 +791,7 @@ export class QueueSet {
     this.#seatsInUse += seats
     e.counters.executingRequests++
     e.counters.executingSeats += seats
+    this.#flowOf(e.req.hash ?? 0).seats += seats
     this.#shared?.take(seats)
   }
 
@@ -678,6 +830,7 @@ export class QueueSet {
   #expire(e: Entry): void {
     e.timer = undefined
     this.#withdraw(e, 'time-out')
+    this.#afterTimer?.()
   }
 
   /** A waiting request leaves its queue without executing (wait limit, or its client went away). */
@@ -695,7 +848,8 @@ export class QueueSet {
     this.#flush()
   }
 
-  #finishExecuting(e: Entry, now: number): void {
+  /** Returns whether the seats went back now (false: they linger for the request's additional latency). */
+  #finishExecuting(e: Entry, now: number): boolean {
     this.#totExecuting--
     e.counters.executingRequests--
     const q = e.queue
@@ -708,7 +862,7 @@ export class QueueSet {
     }
     if (e.additionalLatencyMs <= 0) {
       this.#release(e)
-      return
+      return true
     }
     e.state = 'lingering'
     this.#clock.setTimer(() => {
@@ -716,13 +870,20 @@ export class QueueSet {
       this.#release(e)
       this.#dispatchAsMuchAsPossible()
       this.#flush()
+      this.#afterTimer?.()
     }, e.additionalLatencyMs)
+    return false
   }
 
   #release(e: Entry): void {
     e.state = 'done'
     this.#seatsInUse -= e.seats
     e.counters.executingSeats -= e.seats
+    this.#shared?.give(e.seats)
+    const key = e.req.hash ?? 0
+    const f = this.#flowOf(key)
+    f.seats -= e.seats
+    this.#flowDone(key, f)
     const q = e.queue
     if (q !== null) {
       q.seatsInUse -= e.seats

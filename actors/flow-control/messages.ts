@@ -107,6 +107,11 @@ export interface Decision {
   latencyMs?: number
   /** Milliseconds the request waited in its queue at the actor (the rest of the stage is the trip there and back). */
   queuedMs?: number
+  /**
+   * The seats were taken outside any queue set (the level stopped queueing): the front-end gives them back itself, as
+   * for its fast path. Otherwise the queue set that dispatched the request gives them back when it learns the finish.
+   */
+  own?: true
 }
 export interface MetricsReply { id: number; metrics: FlowMetrics }
 export interface SyncReply { id: number; rv: number }

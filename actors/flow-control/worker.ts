@@ -31,6 +31,8 @@ export interface FlowInit {
   serverCL?: number
   /** Wait limit in a queue = requestTimeoutMs / 4 (upstream: 60 s / 4). */
   requestTimeoutMs?: number
+  /** --priority-and-fairness-seat-hold: how long a seat is held for a flow that just finished a request (QueueSet's hold rule). */
+  seatHoldMs?: number
 }
 export interface FlowAttach { op: 'attach'; port: MessagePort; name: string }
 /** Where the configuration comes from: the data dir and one port per shard (those not needed are closed). */
@@ -47,6 +49,7 @@ let log: Logger
 let serverCL = 600
 let unlimited = false
 let requestTimeoutMs = 60_000
+let seatHoldMs = 0
 let source: ConfigSource | null = null
 let plan: ConcurrencyPlan | null = null
 let digest: FlowConfig | null = null
@@ -144,7 +147,9 @@ function queueSetConfig(l: Level): QueueSetConfig {
 function newQueueSet(l: Level): QueueSet {
   return new QueueSet(queueSetConfig(l), {
     requestTimeoutMs,
-    sharedSeats: { inUse: () => l.inUse(), take: (n) => { Atomics.add(seats, l.inUseSlot, n) } },
+    sharedSeats: { inUse: () => l.inUse(), take: (n) => { Atomics.add(seats, l.inUseSlot, n) }, give: (n) => { Atomics.sub(seats, l.inUseSlot, n) } },
+    holdMs: seatHoldMs,
+    afterTimer: () => l.markWaiting(),
     onCallbackError: (err) => log.error({ err, priorityLevel: l.name }, 'flow-control decision callback failed'),
   })
 }
@@ -267,6 +272,12 @@ class Peer {
           if (m.op === 'enqueue') this.reply({ id: m.id, d: 'rejected', reason: 'internal', retryAfter: 1 })
         }
       }
+      // The seats of the batch's finished requests: given away once all of them are counted (see QueueSet.finish).
+      for (const l of finishedLevels) {
+        if (l.qs !== null) l.qs.dispatch()
+        l.markWaiting()
+      }
+      finishedLevels.clear()
     })
     port.on('close', () => this.close())
   }
@@ -306,6 +317,9 @@ class Peer {
   }
 }
 
+/** Levels whose requests finished in the batch of messages being handled. */
+const finishedLevels = new Set<Level>()
+
 function handle(peer: Peer, m: FlowMsg): void {
   switch (m.op) {
     case 'enqueue': return enqueue(peer, m.id, m.level, m.fs, m.fd, m.seats, m.finalSeats, m.latencyMs)
@@ -313,8 +327,8 @@ function handle(peer: Peer, m: FlowMsg): void {
       const t = peer.tickets.get(m.id)
       if (t === undefined) return
       peer.tickets.delete(m.id)
-      t.qs.finish(t.req)
-      t.level.markWaiting()
+      t.qs.finish(t.req, true)
+      finishedLevels.add(t.level)
       return
     }
     case 'cancel': {
@@ -375,7 +389,7 @@ function enqueue(peer: Peer, id: number, index: number, fs: string, fd: string, 
   const qs = l.qs
   if (qs === null) {
     // The level stopped queueing since the front-end's replica was made: decide as its fast path would.
-    if (l.tryTake(Math.max(initialSeats, finalSeats))) peer.reply({ id, d: 'dispatched' })
+    if (l.tryTake(Math.max(initialSeats, finalSeats))) peer.reply({ id, d: 'dispatched', own: true })
     else {
       l.rejections['concurrency-limit']++
       peer.reply({ id, d: 'rejected', reason: 'concurrency-limit', retryAfter: l.retry.recordDrop() })
@@ -615,6 +629,7 @@ export default async function run(task: FlowTask): Promise<unknown> {
       serverCL = task.serverCL ?? 600
       unlimited = serverCL <= 0
       requestTimeoutMs = task.requestTimeoutMs ?? 60_000
+      seatHoldMs = task.seatHoldMs ?? 0
       // Until the store is read, only the built-in mandatory objects exist (upstream imagines them too).
       applyConfig({ flowSchemas: [], priorityLevels: [] })
       if (task.apf !== false) {

@@ -123,23 +123,27 @@ export function releaseSeat(ctx: RequestContext): void {
 }
 
 /**
- * The request is done: the actor learns it at once (its ticket), the seats go back now or, for a write whose watch
- * events are still being sent, after its additional latency (upstream keeps them that long after the answer).
+ * The request is done. Seats a queue set dispatched (a ticket) go back through the actor, which gives them back in
+ * the shared counter itself (at once, or after a write's additional latency: upstream keeps them that long after the
+ * answer), so none is seen free before the actor knows whose it was. Fast-path seats go back here, now or after
+ * that latency.
  */
 function giveBack(level: number, n: number, ticket: number, latencyMs: number): void {
-  if (latencyMs > 0) {
-    if (ticket !== 0) client?.finish(ticket)
-    setTimeout(releaseSeats, latencyMs, level, n, true)
+  if (ticket !== 0) {
+    client?.finish(ticket)
     return
   }
-  releaseSeats(level, n, ticket === 0)
-  if (ticket !== 0) client?.finish(ticket)
+  if (latencyMs > 0) {
+    setTimeout(releaseSeats, latencyMs, level, n)
+    return
+  }
+  releaseSeats(level, n)
 }
 
-/** Seats back to the level; waiters are kicked unless a finish message will make the actor look anyway. */
-function releaseSeats(level: number, n: number, kick: boolean): void {
+/** Fast-path seats back to the level; the actor is kicked when the level has waiters. */
+function releaseSeats(level: number, n: number): void {
   if (n > 0) Atomics.sub(seats, levelSlot(level, L_IN_USE), n)
-  if (kick && n > 0 && Atomics.load(seats, levelSlot(level, L_WAITING)) > 0) client?.kick(level)
+  if (n > 0 && Atomics.load(seats, levelSlot(level, L_WAITING)) > 0) client?.kick(level)
 }
 
 // ---------------------------------------------------------------- requests in flight (debug dumps)
@@ -507,6 +511,7 @@ function priorityAndFairness(ctx: RequestContext): void | Promise<void> {
     }
     ctx.seat = level.index
     ctx.seatedAt = performance.now()
+    if (d.own === true) ctx.flowTicket = 0
     // Part of the stage's time (a dotted key: a part, not a stage): the wait in the actor's queue; the rest is the trip.
     if (d.queuedMs !== undefined) ctx.timings['flowControl.queue'] = d.queuedMs
     if (d.finalSeats !== undefined) {

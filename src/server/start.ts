@@ -273,7 +273,7 @@ export async function start(options: Options, log: Logger): Promise<Server> {
     op: 'init', modes: opts.authorizationMode, chain: authzChain, configFile: opts.authorizationConfig || undefined, versions: authzVersions, shards: opts.shards, tokenWebhook, abacPolicies,
     logLevel: opts.logLevel, heartbeats, heartbeatSlot: slots.authz, dataDir, shardPorts: authzShardPorts,
   }, { transferList: authzShardPorts })
-  await flowPool.run({ op: 'init', seats, rejected, logLevel: opts.logLevel, heartbeats, heartbeatSlot: slots.flow, apf: opts.enablePriorityAndFairness, serverCL: opts.maxRequestsInflight + opts.maxMutatingRequestsInflight })
+  await flowPool.run({ op: 'init', seats, rejected, logLevel: opts.logLevel, heartbeats, heartbeatSlot: slots.flow, apf: opts.enablePriorityAndFairness, serverCL: opts.maxRequestsInflight + opts.maxMutatingRequestsInflight, seatHoldMs: opts.priorityAndFairnessSeatHold })
   if (opts.enablePriorityAndFairness) {
     // The flow-control actor reads FlowSchemas and priority levels from the shards' environments and their watch events.
     const flowShardPorts = await Promise.all(shardPools.map((p) => connect(p, 'flow-control')))

@@ -592,3 +592,176 @@ t.test('a mouse beside an elephant at 10x the seats waits one service time, the 
   const mean = elephant.reduce((a, b) => a + b, 0) / elephant.length
   t.ok(mean > 9 * S && mean < 11 * S, `the elephant waits about 10 S (${(mean / S).toFixed(2)} S)`)
 })
+
+// ---------------------------------------------------------------- seat holds (QueueSet's hold rule)
+
+function holdHarness(cfg: Partial<QueueSetConfig>, holdMs: number): Harness {
+  const clock = new ManualClock()
+  const qs = new QueueSet({ name: 'pl', kind: 'Queue', concurrencyLimit: 1, queues: 8, handSize: 1, queueLengthLimit: 50, ...cfg }, { clock, holdMs, requestTimeoutMs: 1e9 })
+  const events: Harness['events'] = []
+  const submit = (id: string, init: Partial<FlowRequest>) => {
+    const req: FlowRequest = { flowSchema: 'fs', hash: 0, ...init }
+    const answer = qs.submit(req, (decision, reason) => events.push(reason === undefined ? { id, decision } : { id, decision, reason }))
+    return { req, answer }
+  }
+  return { clock, qs, events, submit }
+}
+
+/**
+ * The level under group commit: every request executing at a commit (every S ms) ends in it, their finishes reach the
+ * queue set together (finish(req, true), then dispatch()), and each flow asks again `think` ms after its answer.
+ * Returns the waits of the mouse (one request at a time) and the elephant's requests per commit.
+ */
+function groupCommitModel(holdMs: number): { mouseWaits: number[]; elephantPerCommit: number } {
+  const clock = new ManualClock()
+  const qs = new QueueSet({ name: 'bench', kind: 'Queue', concurrencyLimit: 4, queues: 64, handSize: 6, queueLengthLimit: 50 }, { clock, holdMs, requestTimeoutMs: 1e9 })
+  const S = 2
+  const think = 0.4
+  const hashes: Record<string, bigint> = { mouse: flowHash('bench', 'mouse'), elephant: flowHash('bench', 'elephant') }
+  const executing: Array<{ req: FlowRequest; who: string }> = []
+  const mouseWaits: number[] = []
+  let elephantDone = 0
+  const issue = (who: string): void => {
+    const req: FlowRequest = { flowSchema: 'bench', flowDistinguisher: who, hash: hashes[who] }
+    const t0 = clock.now()
+    const run = (): void => {
+      if (who === 'mouse') mouseWaits.push(clock.now() - t0)
+      executing.push({ req, who })
+    }
+    if (qs.submit(req, (d) => { if (d === 'dispatched') run() }) === 'dispatched') run()
+  }
+  const commit = (): void => {
+    const done = executing.splice(0)
+    for (const r of done) qs.finish(r.req, true)
+    qs.dispatch()
+    for (const r of done) {
+      if (r.who === 'elephant') elephantDone++
+      clock.setTimer(() => issue(r.who), think)
+    }
+    clock.setTimer(commit, S)
+  }
+  for (let i = 0; i < 40; i++) issue('elephant')
+  issue('mouse')
+  clock.setTimer(commit, S)
+  clock.advance(2_000)
+  return { mouseWaits: mouseWaits.slice(20), elephantPerCommit: elephantDone / (2_000 / S) }
+}
+
+t.test('without holds, a mouse that asks again after each answer waits most of a commit cycle beside an elephant', async (t) => {
+  const { mouseWaits, elephantPerCommit } = groupCommitModel(0)
+  const mean = mouseWaits.reduce((a, b) => a + b, 0) / mouseWaits.length
+  t.ok(mean > 1.5, `the mouse waits ${mean.toFixed(2)} ms of each 2 ms cycle: every seat freed at a commit went to the waiting elephant`)
+  t.ok(elephantPerCommit > 3.4, `the elephant gets ${elephantPerCommit} requests per commit`)
+})
+
+t.test('with holds, that mouse gets its seat back at once and the elephant keeps the rest', async (t) => {
+  const { mouseWaits, elephantPerCommit } = groupCommitModel(1)
+  t.ok(mouseWaits.length > 900, `${mouseWaits.length} mouse requests: one per commit`)
+  t.equal(Math.max(...mouseWaits), 0, 'the mouse never waits: its seat is held for it through its think time')
+  t.ok(elephantPerCommit > 2.95 && elephantPerCommit < 3.05, `the elephant has the other three seats (${elephantPerCommit} requests per commit)`)
+})
+
+t.test('a hold runs out: the seat then goes to the waiting flow', async (t) => {
+  const h = holdHarness({ concurrencyLimit: 2 }, 2)
+  const m = h.submit('m1', { hash: 1 })
+  t.equal(m.answer, 'dispatched')
+  t.equal(h.submit('e1', { hash: 2 }).answer, 'dispatched')
+  t.equal(h.submit('e2', { hash: 2 }).answer, 'queued')
+  h.qs.finish(m.req)
+  t.equal(h.qs.heldSeats, 1, 'the mouse flow has nothing waiting and held its fair share (2 seats over 2 flows)')
+  t.same(h.events, [], 'the elephant still waits')
+  h.clock.advance(1.9)
+  t.same(h.events, [], 'still held')
+  h.clock.advance(0.2)
+  t.same(h.events, [{ id: 'e2', decision: 'dispatched' }], 'after holdMs the seat goes to the waiter')
+  t.equal(h.qs.heldSeats, 0)
+  t.same(h.qs.holdCounts, { taken: 1, used: 0 })
+})
+
+t.test('the held flow asking again takes its seat ahead of what waits in its queue', async (t) => {
+  // One queue: the elephant's waiting request is ahead of the mouse's in it.
+  const h = holdHarness({ concurrencyLimit: 2, queues: 1 }, 2)
+  const m1 = h.submit('m1', { hash: 1 })
+  h.submit('e1', { hash: 2 })
+  h.submit('e2', { hash: 2 })
+  h.qs.finish(m1.req)
+  h.clock.advance(0.5)
+  const m2 = h.submit('m2', { hash: 1 })
+  t.equal(m2.answer, 'dispatched', 'the mouse is dispatched at once')
+  t.equal(h.qs.statusOf(m2.req)?.waitedMs, 0)
+  t.equal(h.qs.heldSeats, 0)
+  t.equal(h.qs.waitingRequests, 1, 'the elephant still waits')
+  t.same(h.qs.holdCounts, { taken: 1, used: 1 })
+  h.clock.advance(5)
+  t.same(h.events, [], 'nothing else was dispatched when the hold would have run out')
+})
+
+t.test('no hold when nothing else waits, for a flow with requests waiting, or above its fair share', async (t) => {
+  {
+    const h = holdHarness({ concurrencyLimit: 2 }, 2)
+    const m = h.submit('m1', { hash: 1 })
+    h.qs.finish(m.req)
+    t.equal(h.qs.heldSeats, 0, 'nobody waits: nothing to hold against')
+  }
+  {
+    const h = holdHarness({ concurrencyLimit: 2 }, 2)
+    const m1 = h.submit('m1', { hash: 1 })
+    h.submit('m2', { hash: 1 })
+    h.submit('m3', { hash: 1 })
+    h.submit('e1', { hash: 2 })
+    h.qs.finish(m1.req)
+    t.equal(h.qs.heldSeats, 0, 'the flow has requests waiting: they compete for the seat as usual')
+    t.same(h.events, [{ id: 'e1', decision: 'dispatched' }], 'fair queuing gave the seat to the other flow')
+  }
+  {
+    const h = holdHarness({ concurrencyLimit: 2 }, 2)
+    const a = h.submit('a1', { hash: 1 })
+    h.submit('a2', { hash: 1 })
+    h.submit('b1', { hash: 2 })
+    h.qs.finish(a.req)
+    t.equal(h.qs.heldSeats, 0, 'the flow held both seats, more than its share of one')
+    t.same(h.events, [{ id: 'b1', decision: 'dispatched' }])
+  }
+  {
+    const h = holdHarness({ concurrencyLimit: 1 }, 2)
+    const m = h.submit('m1', { hash: 1 })
+    h.submit('e1', { hash: 2 })
+    h.qs.finish(m.req)
+    t.equal(h.qs.heldSeats, 0, 'one seat over two flows: half a seat each, and the mouse had one')
+  }
+  {
+    const h = holdHarness({ concurrencyLimit: 2 }, 0)
+    const m = h.submit('m1', { hash: 1 })
+    h.submit('e1', { hash: 2 })
+    h.submit('e2', { hash: 2 })
+    h.qs.finish(m.req)
+    t.equal(h.qs.heldSeats, 0, 'holdMs 0: never')
+  }
+})
+
+t.test('a flow that did not come back in time is not waited for again until its think time falls under the hold', async (t) => {
+  const h = holdHarness({ concurrencyLimit: 2 }, 2)
+  let m = h.submit('m1', { hash: 1 })
+  for (let i = 0; i < 10; i++) h.submit(`e${i + 1}`, { hash: 2 })
+  h.qs.finish(m.req)
+  t.equal(h.qs.heldSeats, 1, 'first finish: held')
+  h.clock.advance(3)
+  t.equal(h.qs.heldSeats, 0, 'ran out')
+  m = h.submit('m2', { hash: 1 })
+  t.equal(m.answer, 'queued', 'the seat went to the elephant')
+  // Let the mouse through: the elephant's executing requests end without asking again.
+  const running = (): FlowRequest[] => h.qs.dump().queues.flatMap((q) => q.executing.map((e) => e.req)).filter((r) => r.hash === 2)
+  while (h.qs.statusOf(m.req)?.state === 'waiting') h.qs.finish(running()[0])
+  h.qs.finish(m.req)
+  t.equal(h.qs.heldSeats, 0, 'its think time is now over the hold: no hold')
+  const gaps: number[] = []
+  for (let i = 0; i < 6; i++) {
+    h.clock.advance(0.2)
+    m = h.submit(`m${i + 3}`, { hash: 1 })
+    while (h.qs.statusOf(m.req)?.state === 'waiting') h.qs.finish(running()[0])
+    h.qs.finish(m.req)
+    gaps.push(h.qs.heldSeats)
+    if (h.qs.heldSeats > 0) break
+  }
+  t.ok(gaps.at(-1) === 1 && gaps.length > 1, `after a few quick returns it is held again (${gaps.join(' ')})`)
+})
