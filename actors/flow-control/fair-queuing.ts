@@ -306,6 +306,7 @@ export class QueueSet {
   #heldSeats = 0
   #holdsTaken = 0
   #holdsUsed = 0
+  #holdsExpired = 0
   /** Per flow that recently finished a request: when (0 once it asked again), and its think time (see #ended, #arrived). */
   readonly #think = new Map<bigint | number, Think>()
 
@@ -334,8 +335,8 @@ export class QueueSet {
   get seatsInUse(): number { return this.#seatsInUse }
   /** Seats kept for flows whose request just ended (see the hold rule at finish). */
   get heldSeats(): number { return this.#heldSeats }
-  /** Holds taken, and those the flow came back for before they ran out. */
-  get holdCounts(): { taken: number; used: number } { return { taken: this.#holdsTaken, used: this.#holdsUsed } }
+  /** Holds taken, those the flow came back for before they ran out, and those that ran out. */
+  get holdCounts(): { taken: number; used: number; expired: number } { return { taken: this.#holdsTaken, used: this.#holdsUsed, expired: this.#holdsExpired } }
 
   /** Seats were given back outside the queue set (shared counters): dispatch what now fits. */
   dispatch(): void {
@@ -653,8 +654,9 @@ export class QueueSet {
    * no more than its fair share of the level (the limit over the active flows, itself included), its seats stay held
    * for it for holdMs. Its next request within that time takes them at once; after it they go to the waiting flows.
    * Disk schedulers do the same for synchronous readers (anticipatory scheduling). A held seat counts as taken.
-   * A flow whose requests come further apart than holdMs on average (its think time) gets no hold: one that did not
-   * come back in time is not waited for again until its gaps shrink.
+   * A flow whose requests come further apart than holdMs on average (its think time) gets no hold: one that does not
+   * come back in time stops being waited for after a hold or two, and is again once its gaps shrink; one late return
+   * of a flow that is usually quick (a pause of its client) moves its average by a quarter of the gap, at most one hold.
    */
   #maybeHold(e: Entry, now: number): void {
     if (this.#holdMs <= 0 || e.queue === null || this.#desiredQueues < 1) return
@@ -676,8 +678,7 @@ export class QueueSet {
     this.#holdsTaken++
     h.timer = this.#clock.setTimer(() => {
       if (this.#dropHold(key) === undefined) return
-      // Not back in time: its think time is at least that, whatever its average said.
-      think.avgMs = Math.max(think.avgMs, 2 * this.#holdMs)
+      this.#holdsExpired++
       this.#syncTime(this.#clock.now())
       this.#dispatchAsMuchAsPossible()
       this.#flush()

@@ -177,6 +177,8 @@ export interface LevelMetrics {
   rejected: Record<string, number>
   retryAfter: number
   flowSchemas: Record<string, FlowSchemaCounters>
+  /** Seats held for flows that just finished (--priority-and-fairness-seat-hold): taken, used by the flow, run out. */
+  holds: { taken: number; used: number; expired: number }
 }
 
 export interface FlowMetrics {

@@ -607,6 +607,7 @@ function metrics(): FlowMetrics {
       name: l.name, kind: l.info.kind, nominalCL: l.limits.nominalCL, lendableCL: l.limits.lendableCL,
       currentCL: unlimited || l.exempt ? -1 : l.currentCL, seatsInUse: l.inUse(), inQueue: l.qs?.waitingRequests ?? 0,
       seatsInQueue: l.qs?.waitingSeats ?? 0, dispatched, rejected: rejectedTotal, retryAfter: l.retry.value, flowSchemas,
+      holds: l.qs?.holdCounts ?? { taken: 0, used: 0, expired: 0 },
     })
   }
   return {

@@ -341,4 +341,10 @@ function renderFlow(o: Out, f: FlowMetrics): void {
   for (const l of levels) if (l.currentCL >= 0) o.sample(`${FLOW}current_limit_seats`, `priority_level="${lv(l.name)}"`, l.currentCL)
   o.family(`${FLOW}current_inqueue_seats`, 'gauge', '[ALPHA] Seats asked for by the requests waiting in the queues of each priority level.')
   for (const l of levels) o.sample(`${FLOW}current_inqueue_seats`, `priority_level="${lv(l.name)}"`, l.seatsInQueue)
+  o.family(`${FLOW}seat_holds_total`, 'counter', '[ORCH] Seats held for a flow whose request ended while other flows waited (--priority-and-fairness-seat-hold), by whether the flow asked again in time (used) or the hold ran out (expired).')
+  for (const l of levels) {
+    if (l.kind !== 'Queue') continue
+    o.sample(`${FLOW}seat_holds_total`, `outcome="used",priority_level="${lv(l.name)}"`, l.holds.used)
+    o.sample(`${FLOW}seat_holds_total`, `outcome="expired",priority_level="${lv(l.name)}"`, l.holds.expired)
+  }
 }

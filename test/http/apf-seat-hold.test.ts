@@ -124,6 +124,8 @@ t.test('with a seat hold, the seat erin freed waits for erin while frank waits; 
     t.equal((await b.done).status, 404)
     t.ok(d.at() < b.at(), 'erin was answered before each of them')
   }
+  const metrics = (await s.request('GET', '/metrics', undefined, { authorization: `Bearer ${s.adminToken}` })).text
+  t.match(metrics, /^apiserver_flowcontrol_seat_holds_total\{outcome="used",priority_level="pair"\} [1-9]\d*$/m, "/metrics counts the hold erin used")
 })
 
 t.test('without a seat hold (0), the seat erin freed goes to frank at once', async (t) => {

@@ -675,7 +675,7 @@ t.test('a hold runs out: the seat then goes to the waiting flow', async (t) => {
   h.clock.advance(0.2)
   t.same(h.events, [{ id: 'e2', decision: 'dispatched' }], 'after holdMs the seat goes to the waiter')
   t.equal(h.qs.heldSeats, 0)
-  t.same(h.qs.holdCounts, { taken: 1, used: 0 })
+  t.same(h.qs.holdCounts, { taken: 1, used: 0, expired: 1 })
 })
 
 t.test('the held flow asking again takes its seat ahead of what waits in its queue', async (t) => {
@@ -691,7 +691,7 @@ t.test('the held flow asking again takes its seat ahead of what waits in its que
   t.equal(h.qs.statusOf(m2.req)?.waitedMs, 0)
   t.equal(h.qs.heldSeats, 0)
   t.equal(h.qs.waitingRequests, 1, 'the elephant still waits')
-  t.same(h.qs.holdCounts, { taken: 1, used: 1 })
+  t.same(h.qs.holdCounts, { taken: 1, used: 1, expired: 0 })
   h.clock.advance(5)
   t.same(h.events, [], 'nothing else was dispatched when the hold would have run out')
 })
@@ -739,29 +739,33 @@ t.test('no hold when nothing else waits, for a flow with requests waiting, or ab
   }
 })
 
-t.test('a flow that did not come back in time is not waited for again until its think time falls under the hold', async (t) => {
+t.test('a flow whose requests come further apart than the hold is not waited for, until its gaps shrink', async (t) => {
   const h = holdHarness({ concurrencyLimit: 2 }, 2)
-  let m = h.submit('m1', { hash: 1 })
-  for (let i = 0; i < 10; i++) h.submit(`e${i + 1}`, { hash: 2 })
-  h.qs.finish(m.req)
-  t.equal(h.qs.heldSeats, 1, 'first finish: held')
-  h.clock.advance(3)
-  t.equal(h.qs.heldSeats, 0, 'ran out')
-  m = h.submit('m2', { hash: 1 })
-  t.equal(m.answer, 'queued', 'the seat went to the elephant')
-  // Let the mouse through: the elephant's executing requests end without asking again.
-  const running = (): FlowRequest[] => h.qs.dump().queues.flatMap((q) => q.executing.map((e) => e.req)).filter((r) => r.hash === 2)
-  while (h.qs.statusOf(m.req)?.state === 'waiting') h.qs.finish(running()[0])
-  h.qs.finish(m.req)
-  t.equal(h.qs.heldSeats, 0, 'its think time is now over the hold: no hold')
-  const gaps: number[] = []
-  for (let i = 0; i < 6; i++) {
-    h.clock.advance(0.2)
-    m = h.submit(`m${i + 3}`, { hash: 1 })
-    while (h.qs.statusOf(m.req)?.state === 'waiting') h.qs.finish(running()[0])
-    h.qs.finish(m.req)
-    gaps.push(h.qs.heldSeats)
-    if (h.qs.heldSeats > 0) break
+  let n = 0
+  let m = h.submit(`m${n++}`, { hash: 1 })
+  for (let i = 0; i < 40; i++) h.submit(`e${i}`, { hash: 2 })
+  const elephants = (): FlowRequest[] => h.qs.dump().queues.flatMap((q) => q.executing.map((e) => e.req)).filter((r) => r.hash === 2)
+  // The mouse asks again `gap` ms after each answer; the elephant's requests end as needed to let it in.
+  const next = (gap: number): void => {
+    h.clock.advance(gap)
+    m = h.submit(`m${n++}`, { hash: 1 })
+    // Each elephant request that ends is replaced: the elephant always has requests waiting.
+    while (h.qs.statusOf(m.req)?.state === 'waiting') { h.qs.finish(elephants()[0]); h.submit(`e${n++}`, { hash: 2 }) }
   }
-  t.ok(gaps.at(-1) === 1 && gaps.length > 1, `after a few quick returns it is held again (${gaps.join(' ')})`)
+  const slow: number[] = []
+  for (let i = 0; i < 4; i++) {
+    h.qs.finish(m.req)
+    slow.push(h.qs.heldSeats)
+    next(20)
+  }
+  t.same(slow, [1, 1, 0, 0], 'asking again 20 ms after each answer: held while its think time is unknown and after one gap, then not')
+  const quick: number[] = []
+  for (let i = 0; i < 10; i++) {
+    h.qs.finish(m.req)
+    quick.push(h.qs.heldSeats)
+    if (h.qs.heldSeats > 0) break
+    next(0.2)
+  }
+  t.ok(quick.length > 1 && quick.at(-1) === 1, `asking again 0.2 ms after each answer: held again after a few (${quick.join(' ')})`)
+  t.same(h.qs.holdCounts, { taken: 3, used: 0, expired: 2 })
 })
