@@ -145,7 +145,8 @@ function respond(res: HttpResponse, ctx: RequestContext, r: Response, watched: b
     // Answers built outside the resource handlers (discovery, health) still carry the stages' headers (APF's).
     if (r.headers !== ctx.responseHeaders && ctx.responseHeaders.length > 0) r.headers = [...ctx.responseHeaders, ...r.headers]
     if (compress && (ctx.info.verb === 'get' || ctx.info.verb === 'list')) maybeGzip(ctx, r)
-    writeResponse(res, r, ctx.method === 'HEAD')
+    // Not watched: this is still uWS's own call of the handler (the node front-end's requests carry their peer).
+    writeResponse(res, r, ctx.method === 'HEAD', !watched && ctx.peer === undefined)
     r.release?.()
     accessLog(ctx, r.status)
     observeRequest(ctx, r.status, typeof r.body === 'string' ? r.body.length : r.body.length)

@@ -45,27 +45,81 @@ function contentTypeAndNoCache(contentType: string): Buffer {
   return b
 }
 
-/** Writes a complete response (the caller has checked the request was not aborted). */
-export function writeResponse(res: HttpResponse, r: Response, head: boolean): void {
-  res.cork(() => {
-    res.writeStatus(bytesOf(statusLine(r.status)))
-    let cache = false
-    for (const h of r.headers) if (h[0] === 'Cache-Control') { cache = true; break }
-    res.writeHeader(CONTENT_TYPE, cache ? bytesOf(r.contentType) : contentTypeAndNoCache(r.contentType))
-    for (const [k, v] of r.headers) {
-      // Prepared bytes (APF's) go as they are.
-      if (typeof k !== 'string') { res.writeHeader(k, v); continue }
-      // Short values repeat (Content-Encoding, Etag): as bytes too; long ones (Warning) as they are.
-      res.writeHeader(bytesOf(k), v.length <= 64 ? bytesOf(v as string) : v)
+/**
+ * The header block of an answer whose headers are all prepared pairs (APF's): Content-Type, the default Cache-Control
+ * and each pair, packed into one Content-Type value (as contentTypeAndNoCache does), so the block goes in one native
+ * call and its bytes on the wire are those of the separate headers. Built once per content type and list of pairs;
+ * the pairs are compared by identity (whoever prepares a pair keeps and reuses it). Bounded as bytesOf.
+ */
+interface PackedHeaders { pairs: ResponseHeader[]; bytes: Buffer }
+const packed = new Map<string, PackedHeaders[]>()
+let packedCount = 0
+
+function packedHeaders(contentType: string, headers: ResponseHeader[]): Buffer | undefined {
+  const n = headers.length
+  for (let i = 0; i < n; i++) if (typeof headers[i][0] === 'string') return undefined
+  let list = packed.get(contentType)
+  if (list !== undefined) {
+    for (const p of list) {
+      if (p.pairs.length !== n) continue
+      let same = true
+      for (let i = 0; i < n; i++) if (p.pairs[i] !== headers[i]) { same = false; break }
+      if (same) return p.bytes
     }
-    if (head) {
-      const len = typeof r.body === 'string' ? Buffer.byteLength(r.body) : r.body.length
-      res.writeHeader('Content-Length', String(len))
-      res.endWithoutBody()
-    } else {
-      res.end(r.body)
+  }
+  const parts: Buffer[] = [contentTypeAndNoCache(contentType)]
+  for (const [k, v] of headers as Array<[Buffer, Buffer]>) parts.push(CRLF, k, COLON_SPACE, v)
+  const bytes = Buffer.concat(parts)
+  if (packedCount >= AS_BYTES_LIMIT) { packed.clear(); packedCount = 0; list = undefined }
+  if (list === undefined) { list = []; packed.set(contentType, list) }
+  list.push({ pairs: headers.slice(), bytes })
+  packedCount++
+  return bytes
+}
+const CRLF = Buffer.from('\r\n')
+const COLON_SPACE = Buffer.from(': ')
+
+/**
+ * Writes a complete response (the caller has checked the request was not aborted). `corked`: the caller runs inside
+ * uWS's own request handler, which corks the socket around it (a res.cork would only call back): the writes go as they are.
+ */
+export function writeResponse(res: HttpResponse, r: Response, head: boolean, corked = false): void {
+  if (!head) {
+    const block = packedHeaders(r.contentType, r.headers)
+    if (block !== undefined) {
+      if (corked) writePacked(res, r.status, block, r.body)
+      else res.cork(() => writePacked(res, r.status, block, r.body))
+      return
     }
-  })
+  }
+  if (corked) writeHeaders(res, r, head)
+  else res.cork(() => writeHeaders(res, r, head))
+}
+
+function writePacked(res: HttpResponse, status: number, block: Buffer, body: Buffer | string): void {
+  res.writeStatus(bytesOf(statusLine(status)))
+  res.writeHeader(CONTENT_TYPE, block)
+  res.end(body)
+}
+
+function writeHeaders(res: HttpResponse, r: Response, head: boolean): void {
+  res.writeStatus(bytesOf(statusLine(r.status)))
+  let cache = false
+  for (const h of r.headers) if (h[0] === 'Cache-Control') { cache = true; break }
+  res.writeHeader(CONTENT_TYPE, cache ? bytesOf(r.contentType) : contentTypeAndNoCache(r.contentType))
+  for (const [k, v] of r.headers) {
+    // Prepared bytes (APF's) go as they are.
+    if (typeof k !== 'string') { res.writeHeader(k, v); continue }
+    // Short values repeat (Content-Encoding, Etag): as bytes too; long ones (Warning) as they are.
+    res.writeHeader(bytesOf(k), v.length <= 64 ? bytesOf(v as string) : v)
+  }
+  if (head) {
+    const len = typeof r.body === 'string' ? Buffer.byteLength(r.body) : r.body.length
+    res.writeHeader('Content-Length', String(len))
+    res.endWithoutBody()
+  } else {
+    res.end(r.body)
+  }
 }
 
 /** The error as a Response: a Status in the negotiated media type (JSON when negotiation itself failed), or plain text. */
