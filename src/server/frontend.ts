@@ -8,7 +8,7 @@ import { gzipSync } from 'node:zlib'
 import { readFileSync } from 'node:fs'
 import { EMPTY_QUERY, RequestContext, type Response } from '../pipeline/context.js'
 import { handle } from '../pipeline/index.js'
-import { parseRequestInfo } from './request-info.js'
+import { requestInfoOf } from './request-info.js'
 import { writeResponse, errorResponse } from './respond.js'
 import { buildRouter } from './routes.js'
 import { setupPipeline, type FrontendData } from './setup.js'
@@ -61,7 +61,7 @@ function onRequest(res: HttpResponse, req: HttpRequest, peer: PeerRequest | unde
     req.forEach((k, v) => { headers[k] = headers[k] === undefined ? v : `${headers[k]},${v}` })
     // Nothing writes to a request's query: requests without one share one empty instance.
     const query = q === '' ? EMPTY_QUERY : new URLSearchParams(q)
-    const info = parseRequestInfo(method, url, query)
+    const info = requestInfoOf(method, url, query)
     const reqId = `${data.index}-${++nextReq}`
     ctx = new RequestContext(method, url, query, headers, info, log, reqId)
     ctx.peer = peer

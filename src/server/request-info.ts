@@ -26,6 +26,38 @@ export function queryFlag(v: string | null | undefined): boolean {
   return v.length !== 5 || v.toLowerCase() !== 'false'
 }
 
+/**
+ * Parsed paths by method, as parsed with no `watch` query parameter (the only part of the query a parse reads). Each
+ * request gets its own copy: the pipeline rewrites an alias path's group in place. Bounded: cleared when full.
+ */
+const parsed = new Map<string, Map<string, RequestInfo>>()
+let parsedCount = 0
+const PARSED_LIMIT = 8192
+
+/** parseRequestInfo through the cache of parsed paths (a request with a `watch` parameter is parsed as it comes). */
+export function requestInfoOf(method: string, path: string, query: URLSearchParams): RequestInfo {
+  if (query.size !== 0 && query.has('watch')) return parseRequestInfo(method, path, query)
+  let byPath = parsed.get(method)
+  const hit = byPath?.get(path)
+  if (hit !== undefined) return copyInfo(hit)
+  const info = parseRequestInfo(method, path, query)
+  if (parsedCount >= PARSED_LIMIT) { parsed.clear(); parsedCount = 0; byPath = undefined }
+  if (byPath === undefined) { byPath = new Map(); parsed.set(method, byPath) }
+  // Frozen: a write to the shared segments would reach every later request of the path.
+  Object.freeze(info.parts)
+  byPath.set(path, copyInfo(info))
+  parsedCount++
+  return info
+}
+
+/** A copy with the same shape as parseRequestInfo's (the segments after the version are shared: nothing writes to them). */
+function copyInfo(i: RequestInfo): RequestInfo {
+  return {
+    isResourceRequest: i.isResourceRequest, path: i.path, verb: i.verb, apiPrefix: i.apiPrefix, group: i.group, version: i.version,
+    namespace: i.namespace, resource: i.resource, subresource: i.subresource, name: i.name, parts: i.parts,
+  }
+}
+
 /** Mirrors upstream's RequestInfoFactory: /api/v1/..., /apis/<group>/<version>/..., optional namespaces/<ns>/. */
 export function parseRequestInfo(method: string, path: string, query: URLSearchParams): RequestInfo {
   const info: RequestInfo = {
