@@ -119,6 +119,11 @@ export function recordWithoutObject(rec: Uint8Array): Uint8Array {
   return rec.slice(0, HEADER + b.readUInt32LE(8))
 }
 
+/** Where the object's JSON bytes begin in a record (they run to its end). */
+export function recordObjectOffset(rec: Uint8Array): number {
+  return HEADER + ((rec[8] | (rec[9] << 8) | (rec[10] << 16) | (rec[11] << 24)) >>> 0)
+}
+
 /** The object's JSON bytes (a view, not a copy). */
 export function recordObject(rec: Uint8Array): Buffer {
   const b = Buffer.from(rec.buffer, rec.byteOffset, rec.byteLength)

@@ -1,6 +1,6 @@
 // The read path of the storage stage: get, and list with selectors, continue tokens and consistent snapshots from the ring (selectors in read-selectors.ts, paging in list-paging.ts, list bodies in list-encode.ts).
 import { notFound } from '../machinery/errors.js'
-import { typePrefix, recordObject } from '../machinery/storage-format.js'
+import { typePrefix } from '../machinery/storage-format.js'
 import type { Obj, ResolvedDefinition } from '../registry/define.js'
 import type { RequestContext, Response } from './context.js'
 import { isProtobuf, negotiate } from './encode.js'
@@ -22,9 +22,9 @@ export function get(ctx: RequestContext, def: ResolvedDefinition): Response | Pr
 
 function getNow(ctx: RequestContext, def: ResolvedDefinition, shard: number): Response {
   // The record is only read until the answer is built (the body is copied out when written): the store's slab will do.
-  const rec = store.getFreshTransient(shard, keyFor(def, ctx.info.namespace, ctx.info.name))
-  if (!rec) throw notFound(gr(def), ctx.info.name)
-  return objectResponse(ctx, 200, recordObject(rec))
+  const json = store.getFreshObjectTransient(shard, keyFor(def, ctx.info.namespace, ctx.info.name))
+  if (!json) throw notFound(gr(def), ctx.info.name)
+  return objectResponse(ctx, 200, json)
 }
 
 // ---- list ----

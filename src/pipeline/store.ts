@@ -4,7 +4,7 @@ import type { MessagePort } from 'node:worker_threads'
 import { ShardClient } from '../../actors/shard/client.js'
 import { COUNTER_SLOT, watermarkSlot, namespaceWritesSlot, priorityClassWritesSlot, admissionPolicyWritesSlot, limitRangeWritesSlot, resourceQuotaSetWritesSlot, serviceAccountWritesSlot, crdWritesSlot, webhookConfigWritesSlot, type ShardReply } from '../../actors/shard/messages.js'
 import { shardOf } from '../machinery/sharding.js'
-import { envOptions, indexRange, objectsDbOptions, prefixEnd } from '../machinery/storage-format.js'
+import { envOptions, indexRange, objectsDbOptions, prefixEnd, recordObjectOffset } from '../machinery/storage-format.js'
 
 interface ShardEnv {
   root: RootDatabase; objects: Database<Buffer, string> & ReadsIn; meta: Database<number, string>; index: Database<Buffer, string>
@@ -106,6 +106,18 @@ export class Store {
     if (fast === undefined) return undefined
     // LMDB's reusable buffer reports the value's size as its length; its typed-array extent is larger.
     return slabCopy(new Uint8Array(fast.buffer, fast.byteOffset, fast.length))
+  }
+
+  /**
+   * The object's JSON bytes of the newest committed record of a key, as getFreshTransient gives them (copied into the
+   * shared slab: never keep them or post them to another thread), with no view of the whole record made on the way.
+   */
+  getFreshObjectTransient(shard: number, key: string): Buffer | undefined {
+    const env = this.#envs[shard]
+    const fast = env.objects.getBinaryFast(key, this.#fresh(shard, env))
+    if (fast === undefined) return undefined
+    // fast.length is the value's size (lmdb's reusable buffer; its typed-array extent is larger).
+    return slabCopy(fast.subarray(recordObjectOffset(fast), fast.length))
   }
 
   /**
