@@ -54,7 +54,8 @@ function onRequest(res: HttpResponse, req: HttpRequest, peer: PeerRequest | unde
   let ctx: RequestContext | undefined
   try {
     // Everything is copied out of req before the first await: req is invalid after this function returns.
-    const method = req.getCaseSensitiveMethod().toUpperCase()
+    const sent = req.getCaseSensitiveMethod()
+    const method = sent === 'GET' ? sent : sent.toUpperCase()
     const url = req.getUrl()
     const q = req.getQuery() ?? ''
     const headers: Record<string, string> = {}
