@@ -88,8 +88,11 @@ class NodeResponse {
     res.on('drain', () => { const f = this.#writable; if (f && !this.#done) f(this.#written) })
   }
 
+  /** The status may carry header lines after it (`200 OK\r\nName: value`): the front-end packs a whole head that way. */
   writeStatus(s: string | Buffer): this {
-    this.#status = parseInt(typeof s === 'string' ? s : s.toString('latin1'), 10) || 500
+    const text = typeof s === 'string' ? s : s.toString('latin1')
+    this.#status = parseInt(text, 10) || 500
+    if (text.includes('\r\n')) this.#addLines(text.split('\r\n'))
     return this
   }
 
@@ -100,11 +103,16 @@ class NodeResponse {
     if (!value.includes('\r\n')) { this.#add(name, value); return this }
     const lines = value.split('\r\n')
     this.#add(name, lines[0])
+    this.#addLines(lines)
+    return this
+  }
+
+  /** The header lines after the first. */
+  #addLines(lines: string[]): void {
     for (let i = 1; i < lines.length; i++) {
       const c = lines[i].indexOf(':')
       if (c > 0) this.#add(lines[i].slice(0, c).trim(), lines[i].slice(c + 1).trim())
     }
-    return this
   }
 
   #add(name: string, value: string): void {

@@ -46,33 +46,34 @@ function contentTypeAndNoCache(contentType: string): Buffer {
 }
 
 /**
- * The header block of an answer whose headers are all prepared pairs (APF's): Content-Type, the default Cache-Control
- * and each pair, packed into one Content-Type value (as contentTypeAndNoCache does), so the block goes in one native
- * call and its bytes on the wire are those of the separate headers. Built once per content type and list of pairs;
- * the pairs are compared by identity (whoever prepares a pair keeps and reuses it). Bounded as bytesOf.
+ * The head of an answer whose headers are all prepared pairs (APF's): the status line, Content-Type, the default
+ * Cache-Control and each pair, packed into one status value (uWS writes "HTTP/1.1 ", the status and CRLF; a header is
+ * name, ": ", value, CRLF), so the head goes in one native call and its bytes on the wire are those of the status and
+ * the separate headers (the node front-end's response reads the lines back). Built once per content type, status and
+ * list of pairs; the pairs are compared by identity (whoever prepares a pair keeps and reuses it). Bounded as bytesOf.
  */
-interface PackedHeaders { pairs: ResponseHeader[]; bytes: Buffer }
-const packed = new Map<string, PackedHeaders[]>()
+interface PackedHead { status: number; pairs: ResponseHeader[]; bytes: Buffer }
+const packed = new Map<string, PackedHead[]>()
 let packedCount = 0
 
-function packedHeaders(contentType: string, headers: ResponseHeader[]): Buffer | undefined {
+function packedHead(status: number, contentType: string, headers: ResponseHeader[]): Buffer | undefined {
   const n = headers.length
   for (let i = 0; i < n; i++) if (typeof headers[i][0] === 'string') return undefined
   let list = packed.get(contentType)
   if (list !== undefined) {
     for (const p of list) {
-      if (p.pairs.length !== n) continue
+      if (p.status !== status || p.pairs.length !== n) continue
       let same = true
       for (let i = 0; i < n; i++) if (p.pairs[i] !== headers[i]) { same = false; break }
       if (same) return p.bytes
     }
   }
-  const parts: Buffer[] = [contentTypeAndNoCache(contentType)]
+  const parts: Buffer[] = [Buffer.from(statusLine(status)), CRLF, CONTENT_TYPE, COLON_SPACE, contentTypeAndNoCache(contentType)]
   for (const [k, v] of headers as Array<[Buffer, Buffer]>) parts.push(CRLF, k, COLON_SPACE, v)
   const bytes = Buffer.concat(parts)
   if (packedCount >= AS_BYTES_LIMIT) { packed.clear(); packedCount = 0; list = undefined }
   if (list === undefined) { list = []; packed.set(contentType, list) }
-  list.push({ pairs: headers.slice(), bytes })
+  list.push({ status, pairs: headers.slice(), bytes })
   packedCount++
   return bytes
 }
@@ -85,10 +86,10 @@ const COLON_SPACE = Buffer.from(': ')
  */
 export function writeResponse(res: HttpResponse, r: Response, head: boolean, corked = false): void {
   if (!head) {
-    const block = packedHeaders(r.contentType, r.headers)
+    const block = packedHead(r.status, r.contentType, r.headers)
     if (block !== undefined) {
-      if (corked) writePacked(res, r.status, block, r.body)
-      else res.cork(() => writePacked(res, r.status, block, r.body))
+      if (corked) writePacked(res, block, r.body)
+      else res.cork(() => writePacked(res, block, r.body))
       return
     }
   }
@@ -96,9 +97,8 @@ export function writeResponse(res: HttpResponse, r: Response, head: boolean, cor
   else res.cork(() => writeHeaders(res, r, head))
 }
 
-function writePacked(res: HttpResponse, status: number, block: Buffer, body: Buffer | string): void {
-  res.writeStatus(bytesOf(statusLine(status)))
-  res.writeHeader(CONTENT_TYPE, block)
+function writePacked(res: HttpResponse, head: Buffer, body: Buffer | string): void {
+  res.writeStatus(head)
   res.end(body)
 }
 

@@ -358,6 +358,17 @@ t.test('the node front-end serves the whole pipeline: watch, large streamed list
   }
   t.equal(kl.code, 0, kl.stderr)
   t.equal(kl.stdout.trim().split('\n').filter((l) => l.startsWith('configmap/cm-')).length, 40)
+  // A get's head (written packed, as one status value, by the front-end): the same headers over HTTP/1.1 and HTTP/2.
+  for (const [proto, send] of [['h1', h1], ['h2', h2]] as const) {
+    for (const path of ['/api/v1/namespaces/big/configmaps/cm-1', '/api/v1/namespaces/big/configmaps/none']) {
+      const g = await send('GET', path, admin)
+      t.equal(g.status, path.endsWith('none') ? 404 : 200, `${proto} ${path}`)
+      t.equal(g.headers['content-type'], 'application/json', `${proto} ${path}: content-type`)
+      t.equal(g.headers['cache-control'], 'no-cache, private', `${proto} ${path}: cache-control`)
+      t.match(g.headers['x-orch-pf-flowschema-uid'], /^[0-9a-f-]{36}$/, `${proto} ${path}: flow schema`)
+      t.match(g.headers['x-orch-pf-prioritylevel-uid'], /^[0-9a-f-]{36}$/, `${proto} ${path}: priority level`)
+    }
+  }
   // HEAD (of a non-resource path; resources answer it 405 as upstream): the length of the body, none sent.
   const get = await h1('GET', '/openapi/v2', admin)
   const head = await h1('HEAD', '/openapi/v2', admin)
