@@ -1,4 +1,6 @@
 // RequestContext: everything one request carries through the stages, with the same shape for every request.
+// The global `performance` is a lazy getter on every read: the module's binding is read directly.
+import { performance } from 'node:perf_hooks'
 import type { WebhookConversion } from './crd-convert.js'
 import type { Logger } from 'pino'
 import type { RequestInfo } from '../server/request-info.js'
@@ -117,7 +119,7 @@ export class RequestContext {
     this.timings = {}
     this.start = performance.now()
     this.responseHeaders = []
-    const p = query.get('pretty')
+    const p = query === EMPTY_QUERY ? null : query.get('pretty')
     this.pretty = p !== null && p !== 'false' && p !== '0'
     this.aborted = false
     this.onAbort = undefined

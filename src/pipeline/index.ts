@@ -1,4 +1,6 @@
 // The stages in the order they run, and handle(): one request through all of them to a Response.
+// The global `performance` is a lazy getter on every read: the module's binding is read directly.
+import { performance } from 'node:perf_hooks'
 import { ApiError, methodNotAllowed, notAcceptable, notFound, pageNotFound, resourceNotFound, unsupportedMediaType } from '../machinery/errors.js'
 import type { Registry } from '../registry/index.js'
 import type { ResolvedDefinition } from '../registry/define.js'

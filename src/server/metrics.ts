@@ -2,6 +2,8 @@
 // Each front-end thread counts the requests it answers (one string build and two map lookups per request); a scrape
 // gathers every front-end's counts over a BroadcastChannel and adds the flow-control actor's figures, the stored
 // object counts and the process's own.
+// The global `performance` is a lazy getter on every read: the module's binding is read directly.
+import { performance } from 'node:perf_hooks'
 import { BroadcastChannel } from 'node:worker_threads'
 import { readdirSync } from 'node:fs'
 import { EMPTY_QUERY, type RequestContext } from '../pipeline/context.js'
