@@ -6,6 +6,7 @@ import { mkdtempSync, writeFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { startServer, type TestServer, type Reply } from '../helpers/server.js'
+import { waitFor } from '../helpers/wait.js'
 
 const G = 'flowcontrol.apiserver.orch.io'
 const FS = `/apis/${G}/v1/flowschemas`
@@ -19,16 +20,6 @@ writeFileSync(tokenFile, 'erin-token,erin,erin-uid\nfrank-token,frank,frank-uid\
 t.teardown(() => rmSync(tokensDir, { recursive: true, force: true }))
 
 const as = (token: string): Record<string, string> => ({ authorization: `Bearer ${token}` })
-
-async function waitFor<T>(what: string, fn: () => Promise<T | undefined>, ms = 15_000): Promise<T> {
-  const end = Date.now() + ms
-  for (;;) {
-    const v = await fn()
-    if (v !== undefined) return v
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`)
-    await new Promise((r) => setTimeout(r, 20))
-  }
-}
 
 interface Tracked { done: Promise<Reply>; finished: () => boolean; at: () => number }
 let order = 0

@@ -7,6 +7,7 @@ import net from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { startServer, type TestServer, type Reply } from '../helpers/server.js'
+import { waitFor } from '../helpers/wait.js'
 
 type Obj = Record<string, any>
 
@@ -44,16 +45,6 @@ async function names(path: string): Promise<string[]> {
   const r = await get(path)
   return (r.json.items as Obj[]).map((o) => o.metadata.name).sort()
 }
-async function waitFor<T>(what: string, fn: () => Promise<T | undefined>, ms = 15_000): Promise<T> {
-  const end = Date.now() + ms
-  for (;;) {
-    const v = await fn()
-    if (v !== undefined) return v
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`)
-    await new Promise((r) => setTimeout(r, 100))
-  }
-}
-
 t.test('the mandatory and suggested objects exist after start, annotated for auto-update', async (t) => {
   t.same(await names(FS), [...MANDATORY_FS, ...SUGGESTED_FS].sort())
   t.same(await names(PL), [...MANDATORY_PL, ...SUGGESTED_PL].sort())

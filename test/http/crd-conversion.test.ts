@@ -6,20 +6,11 @@ import http from 'node:http'
 import { networkInterfaces } from 'node:os'
 import { startServer, type TestServer } from '../helpers/server.js'
 import { startWebhookServer, type WebhookServer } from '../helpers/webhook-server.js'
+import { waitFor } from '../helpers/wait.js'
 
 let s: TestServer
 let wh: WebhookServer
 const CRDS = '/apis/apiextensions.orch.io/v1/customresourcedefinitions'
-
-async function waitFor<T>(what: string, fn: () => Promise<T | undefined>, ms = 10_000): Promise<T> {
-  const end = Date.now() + ms
-  for (;;) {
-    const v = await fn()
-    if (v !== undefined) return v
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`)
-    await new Promise((r) => setTimeout(r, 100))
-  }
-}
 
 async function establish(crd: Record<string, unknown>, path: string): Promise<void> {
   const r = await s.request('POST', CRDS, crd)

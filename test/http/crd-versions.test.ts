@@ -8,6 +8,7 @@ import { join } from 'node:path'
 import { createHash } from 'node:crypto'
 import { startServer, type TestServer } from '../helpers/server.js'
 import { runKubectl } from '../helpers/kubectl.js'
+import { waitFor } from '../helpers/wait.js'
 
 let s: TestServer
 const home = mkdtempSync(join(tmpdir(), 'orch-crdv-home-'))
@@ -19,16 +20,6 @@ const CRDS = '/apis/apiextensions.orch.io/v1/customresourcedefinitions'
 const V1 = '/apis/multi.example.com/v1/namespaces/default/widgets'
 const V1B1 = '/apis/multi.example.com/v1beta1/namespaces/default/widgets'
 const MERGE = { 'content-type': 'application/merge-patch+json' }
-
-async function waitFor<T>(what: string, fn: () => Promise<T | undefined>, ms = 10_000): Promise<T> {
-  const end = Date.now() + ms
-  for (;;) {
-    const v = await fn()
-    if (v !== undefined) return v
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`)
-    await new Promise((r) => setTimeout(r, 100))
-  }
-}
 
 const schema = {
   openAPIV3Schema: {
