@@ -34,7 +34,7 @@ export interface Options {
   maxRequestsInflight: number
   maxMutatingRequestsInflight: number
   enablePriorityAndFairness: boolean
-  /** --priority-and-fairness-seat-hold (ms): see the flow-control actor's hold rule (actors/flow-control/fair-queuing.ts). */
+  /** --priority-and-fairness-seat-hold (ms): see the flow-control actor's hold rule (actors/flow-control/seat-holds.ts). */
   priorityAndFairnessSeatHold: number
   livezGracePeriod: number
   shutdownDelayDuration: number

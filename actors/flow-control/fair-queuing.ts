@@ -2,6 +2,7 @@
 // clock, seat-second units, seat-demand integrator and wait histogram it measures with are measures.ts.
 import { Dealer } from './dealer.js'
 import type { WorkEstimate } from './work-estimate.js'
+import { SeatHolds } from './seat-holds.js'
 import { SS_SCALE, seatsTimesMs, ssToSeatSeconds, Histogram, SeatDemandIntegrator, realClock, type Clock, type IntegratorResults } from './measures.js'
 
 // ---------------------------------------------------------------- queue set constants
@@ -63,7 +64,7 @@ export interface QueueSetOptions {
   onCallbackError?: (err: unknown) => void
   /**
    * How long (ms) a seat stays held for a flow whose request just ended, while other flows wait (0: never; see
-   * QueueSet's hold rule). Default 0.
+   * the hold rule of seat-holds.ts). Default 0.
    */
   holdMs?: number
   /** Called after a timer (a wait limit, the end of a final phase or of a hold) changed the queues. */
@@ -214,21 +215,6 @@ class Entry {
   }
 }
 
-/** What one flow (its hash) has on the level: requests waiting, seats held by its executing requests. */
-class FlowUse {
-  waiting = 0
-  seats = 0
-}
-
-/** Seats kept for one flow after its request ended, until it asks again or the hold runs out. */
-interface Hold { seats: number; timer: unknown }
-
-/** A flow's time between the end of a request and its next one: when the last ended (0: asked since), the average. */
-interface Think { endedAt: number; avgMs: number }
-
-/** Flows whose think time is remembered (the map starts over beyond this). */
-const THINK_MAX_FLOWS = 4096
-
 class Queue {
   index: number
   readonly waiting: Entry[] = []
@@ -298,25 +284,22 @@ export class QueueSet {
   readonly #demand: SeatDemandIntegrator
   readonly #deferred: Array<() => void> = []
   #flushing = false
-  readonly #holdMs: number
   readonly #afterTimer: (() => void) | undefined
-  /** Per flow (its hash): what it has waiting and executing; a flow with neither has no entry. */
-  readonly #flows = new Map<bigint | number, FlowUse>()
-  readonly #holds = new Map<bigint | number, Hold>()
-  #heldSeats = 0
-  #holdsTaken = 0
-  #holdsUsed = 0
-  #holdsExpired = 0
-  /** Per flow that recently finished a request: when (0 once it asked again), and its think time (see #ended, #arrived). */
-  readonly #think = new Map<bigint | number, Think>()
+  /** Seats held for flows whose request just ended (seat-holds.ts). */
+  readonly #holds: SeatHolds
 
   constructor(config: QueueSetConfig, options: QueueSetOptions = {}) {
     this.name = config.name
     this.#clock = options.clock ?? realClock
     this.#requestTimeoutMs = options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS
     this.#onCallbackError = options.onCallbackError
-    this.#holdMs = Math.max(0, options.holdMs ?? 0)
     this.#afterTimer = options.afterTimer
+    this.#holds = new SeatHolds(options.holdMs ?? 0, this.#clock, () => {
+      this.#syncTime(this.#clock.now())
+      this.#dispatchAsMuchAsPossible()
+      this.#flush()
+      this.#afterTimer?.()
+    })
     this.#shared = options.sharedSeats
     this.#lastRealTime = this.#clock.now()
     this.#demand = new SeatDemandIntegrator(this.#clock)
@@ -333,10 +316,10 @@ export class QueueSet {
   get waitingSeats(): number { return this.#seatsWaiting }
   /** Seats held by requests this queue set dispatched (not the shared total). */
   get seatsInUse(): number { return this.#seatsInUse }
-  /** Seats kept for flows whose request just ended (see the hold rule at finish). */
-  get heldSeats(): number { return this.#heldSeats }
+  /** Seats kept for flows whose request just ended (the hold rule of seat-holds.ts). */
+  get heldSeats(): number { return this.#holds.held }
   /** Holds taken, those the flow came back for before they ran out, and those that ran out. */
-  get holdCounts(): { taken: number; used: number; expired: number } { return { taken: this.#holdsTaken, used: this.#holdsUsed, expired: this.#holdsExpired } }
+  get holdCounts(): { taken: number; used: number; expired: number } { return this.#holds.counts }
 
   /** Seats were given back outside the queue set (shared counters): dispatch what now fits. */
   dispatch(): void {
@@ -443,7 +426,8 @@ export class QueueSet {
     const now = this.#clock.now()
     this.#syncTime(now)
     const released = this.#finishExecuting(e, now)
-    if (released) this.#maybeHold(e, now)
+    // The hold rule (seat-holds.ts): only requests that waited in a queue of this level.
+    if (released && e.queue !== null && this.#desiredQueues >= 1) this.#holds.ended(e.req.hash ?? 0, e.seats, this.#cl, this.#totWaiting > 0, now)
     if (later) return
     this.#dispatchAsMuchAsPossible()
     this.#flush()
@@ -479,7 +463,7 @@ export class QueueSet {
   drain(): void {
     const now = this.#clock.now()
     this.#syncTime(now)
-    for (const key of [...this.#holds.keys()]) this.#dropHold(key)
+    this.#holds.clear()
     for (const q of this.#queues) {
       while (q.waiting.length > 0) {
         const e = q.shift()
@@ -604,11 +588,10 @@ export class QueueSet {
 
   #enqueueOrReject(e: Entry, req: FlowRequest, now: number): 'queued' | 'rejected' {
     const key = req.hash ?? 0
-    if (this.#holdMs > 0) this.#arrived(key, now)
-    // The flow's next request: what was held for it is its own again (see #maybeHold).
-    const held = this.#holds.size > 0 ? this.#dropHold(key) : undefined
+    // The flow's next request: what was held for it is its own again.
+    const held = this.#holds.arrive(key, now)
     const q = this.#chooseQueue(key)
-    if (this.#usedSeats() + this.#heldSeats >= this.#cl && q.waiting.length >= this.#qll) {
+    if (this.#usedSeats() + this.#holds.held >= this.#cl && q.waiting.length >= this.#qll) {
       this.#reject(e, 'queue-full', now)
       return 'rejected'
     }
@@ -619,11 +602,10 @@ export class QueueSet {
     this.#seatsWaiting += e.waitSeats
     e.counters.waitingRequests++
     e.counters.waitingSeats += e.waitSeats
-    this.#flowOf(key).waiting++
+    this.#holds.waiting(key, 1)
     this.#boundNextDispatch(q)
     this.#noteDemand()
-    if (held !== undefined) {
-      this.#holdsUsed++
+    if (held) {
       // It goes ahead of whatever waits in its queue (other flows' requests, shuffle sharding shares queues).
       if (this.#canAccommodate(e.waitSeats)) {
         q.remove(e)
@@ -636,95 +618,16 @@ export class QueueSet {
     return 'queued'
   }
 
-  #flowOf(key: bigint | number): FlowUse {
-    let f = this.#flows.get(key)
-    if (f === undefined) { f = new FlowUse(); this.#flows.set(key, f) }
-    return f
-  }
-
-  #flowDone(key: bigint | number, f: FlowUse): void {
-    if (f.waiting === 0 && f.seats === 0) this.#flows.delete(key)
-  }
-
-  /**
-   * The hold rule. A flow that asks again as soon as it is answered (one client, one request at a time) has nothing
-   * waiting when its seat frees, so work-conserving fair queuing gives that seat to the flows that do wait, and its next
-   * request, a round trip later, finds every seat taken and waits for most of a cycle of theirs: in phase with them,
-   * it never gets its share. So when a request ends while other flows wait, and its flow has nothing waiting and held
-   * no more than its fair share of the level (the limit over the active flows, itself included), its seats stay held
-   * for it for holdMs. Its next request within that time takes them at once; after it they go to the waiting flows.
-   * Disk schedulers do the same for synchronous readers (anticipatory scheduling). A held seat counts as taken.
-   * A flow whose requests come further apart than holdMs on average (its think time) gets no hold: one that does not
-   * come back in time stops being waited for after a hold or two, and is again once its gaps shrink; one late return
-   * of a flow that is usually quick (a pause of its client) moves its average by a quarter of the gap, at most one hold.
-   */
-  #maybeHold(e: Entry, now: number): void {
-    if (this.#holdMs <= 0 || e.queue === null || this.#desiredQueues < 1) return
-    const key = e.req.hash ?? 0
-    const think = this.#ended(key, now)
-    if (this.#totWaiting === 0 || think.avgMs > this.#holdMs) return
-    const use = this.#flows.get(key)
-    if (use !== undefined && use.waiting > 0) return
-    const prior = this.#holds.get(key)
-    const active = this.#flows.size + (use === undefined ? 1 : 0)
-    if ((use?.seats ?? 0) + (prior?.seats ?? 0) + e.seats > this.#cl / active) return
-    let h = prior
-    if (h === undefined) {
-      h = { seats: 0, timer: undefined }
-      this.#holds.set(key, h)
-    } else this.#clock.clearTimer(h.timer)
-    h.seats += e.seats
-    this.#heldSeats += e.seats
-    this.#holdsTaken++
-    h.timer = this.#clock.setTimer(() => {
-      if (this.#dropHold(key) === undefined) return
-      this.#holdsExpired++
-      this.#syncTime(this.#clock.now())
-      this.#dispatchAsMuchAsPossible()
-      this.#flush()
-      this.#afterTimer?.()
-    }, this.#holdMs)
-  }
-
-  /** A flow's request ended: its think time starts (the average is unknown, 0, until it asks again). */
-  #ended(key: bigint | number, now: number): Think {
-    let t = this.#think.get(key)
-    if (t === undefined) {
-      if (this.#think.size >= THINK_MAX_FLOWS) this.#think.clear()
-      t = { endedAt: now, avgMs: 0 }
-      this.#think.set(key, t)
-    } else t.endedAt = now
-    return t
-  }
-
-  /** A flow asks again: the gap since its last request ended goes into its average think time. */
-  #arrived(key: bigint | number, now: number): void {
-    const t = this.#think.get(key)
-    if (t === undefined || t.endedAt === 0) return
-    // A gap counts for at most 4 holds (a flow's fast-path requests never reach here, so a gap may span several).
-    t.avgMs = 0.75 * t.avgMs + 0.25 * Math.min(now - t.endedAt, 4 * this.#holdMs)
-    t.endedAt = 0
-  }
-
-  #dropHold(key: bigint | number): Hold | undefined {
-    const h = this.#holds.get(key)
-    if (h === undefined) return undefined
-    this.#holds.delete(key)
-    this.#clock.clearTimer(h.timer)
-    this.#heldSeats -= h.seats
-    return h
-  }
-
   /** Seats in use on the level: the shared total when there is one. */
   #usedSeats(): number { return this.#shared !== undefined ? this.#shared.inUse() : this.#seatsInUse }
 
   #canAccommodate(seats: number): boolean {
-    if (seats > this.#cl) return this.#heldSeats === 0 && (this.#shared !== undefined ? this.#shared.inUse() === 0 : this.#totExecuting === 0)
-    return this.#usedSeats() + this.#heldSeats + seats <= this.#cl
+    if (seats > this.#cl) return this.#holds.held === 0 && (this.#shared !== undefined ? this.#shared.inUse() === 0 : this.#totExecuting === 0)
+    return this.#usedSeats() + this.#holds.held + seats <= this.#cl
   }
 
   #dispatchAsMuchAsPossible(): void {
-    while (this.#totWaiting !== 0 && this.#usedSeats() + this.#heldSeats < this.#cl && this.#dispatchOne()) { /* keep going */ }
+    while (this.#totWaiting !== 0 && this.#usedSeats() + this.#holds.held < this.#cl && this.#dispatchOne()) { /* keep going */ }
   }
 
   /** Upstream dispatchLocked + findDispatchQueueToBoundLocked. */
@@ -778,10 +681,7 @@ export class QueueSet {
     this.#seatsWaiting -= e.waitSeats
     e.counters.waitingRequests--
     e.counters.waitingSeats -= e.waitSeats
-    const key = e.req.hash ?? 0
-    const f = this.#flowOf(key)
-    f.waiting--
-    this.#flowDone(key, f)
+    this.#holds.waiting(e.req.hash ?? 0, -1)
   }
 
   #start(e: Entry, seats: number, now: number): void {
@@ -792,7 +692,7 @@ export class QueueSet {
     this.#seatsInUse += seats
     e.counters.executingRequests++
     e.counters.executingSeats += seats
-    this.#flowOf(e.req.hash ?? 0).seats += seats
+    this.#holds.seats(e.req.hash ?? 0, seats)
     this.#shared?.take(seats)
   }
 
@@ -881,10 +781,7 @@ export class QueueSet {
     this.#seatsInUse -= e.seats
     e.counters.executingSeats -= e.seats
     this.#shared?.give(e.seats)
-    const key = e.req.hash ?? 0
-    const f = this.#flowOf(key)
-    f.seats -= e.seats
-    this.#flowDone(key, f)
+    this.#holds.seats(e.req.hash ?? 0, -e.seats)
     const q = e.queue
     if (q !== null) {
       q.seatsInUse -= e.seats

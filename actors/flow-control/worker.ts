@@ -31,7 +31,7 @@ export interface FlowInit {
   serverCL?: number
   /** Wait limit in a queue = requestTimeoutMs / 4 (upstream: 60 s / 4). */
   requestTimeoutMs?: number
-  /** --priority-and-fairness-seat-hold: how long a seat is held for a flow that just finished a request (QueueSet's hold rule). */
+  /** --priority-and-fairness-seat-hold: how long a seat is held for a flow that just finished a request (the hold rule of seat-holds.ts). */
   seatHoldMs?: number
 }
 export interface FlowAttach { op: 'attach'; port: MessagePort; name: string }
