@@ -91,7 +91,17 @@ export async function patch(ctx: RequestContext, def: ResolvedDefinition, target
     const old = view === undefined ? stored : viewObject(view, stored)
     return patched(ctx, def, ct, old, body, shown, view, schema, curRv, name)
   // The three patch forms apply to a copy of the stored object and share nothing with it.
-  }, { leavesOldAlone: true })
+  }, { leavesOldAlone: true, statusOnly: target === 'status' && view === undefined && ct !== JSON_PATCH && touchesStatusOnly(body) })
+}
+
+/**
+ * Whether a strategic merge or merge patch names nothing at its top but metadata, status and the type meta (no spec, no
+ * directive): the status endpoint then needs the stored spec only to keep it (see status-split.ts).
+ */
+function touchesStatusOnly(body: unknown): boolean {
+  if (body === null || typeof body !== 'object' || Array.isArray(body)) return false
+  for (const k in body) if (k !== 'metadata' && k !== 'status' && k !== 'apiVersion' && k !== 'kind') return false
+  return true
 }
 
 /** A patch applied to `old` (in the shape of `shown`), checked, and (for a type over another's storage) converted. */
