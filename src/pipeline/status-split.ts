@@ -6,7 +6,9 @@
 // it: parsing, copying, scrubbing, comparing and printing it again cost about a sixth of such a write's front-end time
 // on a pod. Such a write parses the stored text without those fields, runs the whole pipeline on what is left, and
 // prints the new object with the stored fields' text put back in place. Where something asks for them (an admission
-// plugin, a field selector), they are parsed from the stored text when first read.
+// plugin, a field selector), they are parsed from the stored text when first read. Field validation (Strict, Warn)
+// then sees what the request sent and not the stored spec: unknown fields an earlier build left there are kept as
+// stored and not reported, as upstream never reports them (it drops them when it decodes the stored object).
 import type { Obj } from '../registry/define.js'
 
 /** The stored object cut in two: the parsed head (kind, apiVersion, metadata, status) and the text of the rest. */

@@ -89,13 +89,16 @@ t.test('a status patch keeps a stored spec that an earlier build left with nulls
   s = await startServer({ dataDir, keepDataDir: true })
   const stored = (await s.request('GET', `${PODS}/p`)).json
   const patch = { status: { '$setElementOrder/conditions': [{ type: 'Ready' }], conditions: [{ type: 'Ready', status: 'True' }], phase: 'Running' } }
-  let r = await s.request('PATCH', `${PODS}/p/status?fieldValidation=Strict`, patch, SMP)
-  t.equal(r.status, 400, 'Strict refuses the unknown fields the patched object has')
-  t.match(r.json.message, 'unknown field "spec.legacyField"')
-  r = await s.request('PATCH', `${PODS}/p/status`, patch, SMP)
+  // Field validation concerns what the request sends: a status patch works on the stored object without its spec
+  // (src/pipeline/status-split.ts), so the unknown fields an earlier build left in the stored spec are neither refused
+  // by Strict nor warned about (upstream never reports them either: it drops them when it decodes the stored object).
+  let r = await s.request('PATCH', `${PODS}/p/status?fieldValidation=Strict`, { status: { phase: 'Pending', bogus: 1 } }, SMP)
+  t.equal(r.status, 400, 'Strict refuses an unknown field the patch sends')
+  t.match(r.json.message, 'unknown field "status.bogus"')
+  t.notMatch(r.json.message, 'spec.legacyField')
+  r = await s.request('PATCH', `${PODS}/p/status?fieldValidation=Strict`, patch, SMP)
   t.equal(r.status, 200, r.text)
-  const w = r.headers['warning']
-  t.match(String(w), /unknown field \\?"spec.legacyField\\?"/, 'and Warn reports them')
+  t.equal(r.headers['warning'], undefined, 'no warning about the stored spec')
   t.equal(r.json.status.phase, 'Running')
   t.same(r.json.spec, stored.spec, 'the stored spec is kept as it was stored')
   t.equal(r.json.spec.containers[0].resources.requests.cpu, '1000m', 'its quantity too')
