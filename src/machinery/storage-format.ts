@@ -114,9 +114,8 @@ export function recordAttrs(rec: Uint8Array): Attrs {
  * no bytes. Watch events for listeners that need no more than the attributes carry this.
  */
 export function recordWithoutObject(rec: Uint8Array): Uint8Array {
-  const b = Buffer.from(rec.buffer, rec.byteOffset, rec.byteLength)
   // A copy with its own ArrayBuffer: structured clone would carry a view's whole backing store to the other thread.
-  return rec.slice(0, HEADER + b.readUInt32LE(8))
+  return rec.slice(0, recordObjectOffset(rec))
 }
 
 /** Where the object's JSON bytes begin in a record (they run to its end). */
@@ -126,7 +125,5 @@ export function recordObjectOffset(rec: Uint8Array): number {
 
 /** The object's JSON bytes (a view, not a copy). */
 export function recordObject(rec: Uint8Array): Buffer {
-  const b = Buffer.from(rec.buffer, rec.byteOffset, rec.byteLength)
-  const aLen = b.readUInt32LE(8)
-  return b.subarray(HEADER + aLen)
+  return Buffer.from(rec.buffer, rec.byteOffset, rec.byteLength).subarray(recordObjectOffset(rec))
 }

@@ -70,7 +70,10 @@ export function canonical(o: Obj): Obj {
 /** The field selectors of each type as a list (listed once, not per write). */
 const selectorLists = new WeakMap<object, Array<[string, (o: Obj) => string]>>()
 
-/** What selectors need, computed once per write. */
+/**
+ * What selectors need, computed once per write. `field`, when given, may answer a field selector's value instead of its
+ * function (undefined: the function's value).
+ */
 export function attrsOf(def: ResolvedDefinition, o: Obj, field?: (fn: (o: Obj) => string, name: string) => string | undefined): Attrs {
   const a: Attrs = {}
   if (o.metadata.labels && !noOwnKeys(o.metadata.labels)) a.l = o.metadata.labels
@@ -86,37 +89,6 @@ export function attrsOf(def: ResolvedDefinition, o: Obj, field?: (fn: (o: Obj) =
   if (Array.isArray(o.metadata.ownerReferences) && o.metadata.ownerReferences.length > 0) a.o = o.metadata.ownerReferences.map((r: Obj) => String(r.uid))
   if (Array.isArray(o.metadata.finalizers) && o.metadata.finalizers.length > 0) a.z = o.metadata.finalizers
   return a
-}
-
-/**
- * attrsOf for the head of a status split (status-split.ts), whose kept members (spec) are the stored object's: a field
- * selector that reads nothing but them takes the stored record's value, which it computed from the same members; one
- * that reads none of them is computed from the head; one that reads both (or whose stored value is missing) from the
- * whole object, the kept members parsed for it. So a pod's spec is not parsed for its spec.nodeName.
- */
-export function attrsOfSplit(def: ResolvedDefinition, o: Obj, names: readonly string[], kept: () => Obj, stored: Attrs): Attrs {
-  if (!def.fieldSelectors) return attrsOf(def, o)
-  let keptRead = false
-  let otherRead = false
-  const probe = new Proxy(o, {
-    get(target, key) {
-      if (typeof key === 'string' && names.includes(key)) { keptRead = true; return undefined }
-      otherRead = true
-      return target[key as string]
-    },
-  })
-  let whole: Obj | undefined
-  return attrsOf(def, o, (fn, k) => {
-    keptRead = false
-    otherRead = false
-    let v: string | undefined
-    try { v = fn(probe) } catch { v = undefined }
-    if (!keptRead && v !== undefined) return v
-    const was = stored.f?.[k]
-    if (keptRead && !otherRead && was !== undefined) return was
-    if (whole === undefined) { whole = Object.create(o) as Obj; Object.assign(whole, kept()) }
-    return fn(whole)
-  })
 }
 
 /** The JSON written to the shard: resourceVersion is a marker the shard replaces with the version it assigns. */

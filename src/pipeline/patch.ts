@@ -15,6 +15,7 @@ import { gr, keyFor, shardOfDef, storeOf } from './dispatch.js'
 import { create, guaranteedUpdate, resetFields, type Mutated } from './write.js'
 import { toStored, toView, viewValid } from './crd-convert.js'
 import { storedBody, storedObject, viewObject } from './convert.js'
+import { isHeadMember } from './status-split.js'
 
 const JSON_PATCH = 'application/json-patch+json'
 const MERGE_PATCH = 'application/merge-patch+json'
@@ -100,7 +101,7 @@ export async function patch(ctx: RequestContext, def: ResolvedDefinition, target
  */
 function touchesStatusOnly(body: unknown): boolean {
   if (body === null || typeof body !== 'object' || Array.isArray(body)) return false
-  for (const k in body) if (k !== 'metadata' && k !== 'status' && k !== 'apiVersion' && k !== 'kind') return false
+  for (const k in body) if (!isHeadMember(k)) return false
   return true
 }
 

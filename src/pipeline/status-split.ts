@@ -9,7 +9,12 @@
 // plugin, a field selector), they are parsed from the stored text when first read. Field validation (Strict, Warn)
 // then sees what the request sent and not the stored spec: unknown fields an earlier build left there are kept as
 // stored and not reported, as upstream never reports them (it drops them when it decodes the stored object).
-import type { Obj } from '../registry/define.js'
+import { statusSplit, type Obj, type ResolvedDefinition } from '../registry/define.js'
+import { loadDefinitions } from '../registry/schema.js'
+import { mutatingWebhooksExist } from '../admission/chain.js'
+import { enabled as admissionPlugins } from '../admission/plugins.js'
+import type { Attrs } from '../machinery/storage-format.js'
+import { attrsOf } from './admission.js'
 
 /** The stored object cut in two: the parsed head (kind, apiVersion, metadata, status) and the text of the rest. */
 export interface StatusSplit {
@@ -22,6 +27,40 @@ export interface StatusSplit {
   /** Their values, parsed when first asked for. */
   values?: Obj
 }
+
+/** The members a split keeps parsed (the status endpoint takes them from the request or keeps them by rule). */
+export function isHeadMember(k: string): boolean {
+  return k === 'metadata' || k === 'status' || k === 'apiVersion' || k === 'kind'
+}
+
+/**
+ * The stored object of a status write, split (`text`: its JSON bytes), when its type's status endpoint keeps every
+ * member but the head (the generic status strategy, no status checks of its own), nothing that sees the whole object
+ * takes part (mutating webhooks), and the object is not being deleted (a write may remove it); else undefined.
+ */
+export function splitFor(def: ResolvedDefinition, text: Buffer): StatusSplit | undefined {
+  const names = keptNames(def)
+  if (names === undefined || (admissionPlugins.mutatingAdmissionWebhook && mutatingWebhooksExist())) return undefined
+  const s = splitStored(text.toString('utf8'), names)
+  return s === undefined || s.head.metadata?.deletionTimestamp !== undefined ? undefined : s
+}
+
+/** The kept members' possible names of a type whose status writes may be split; undefined for other types. */
+function keptNames(def: ResolvedDefinition): readonly string[] | undefined {
+  let names = splitNames.get(def)
+  if (names === undefined) {
+    const st = def.status
+    const schema = loadDefinitions()[def.schemaRef]
+    // A type whose schema requires a kept member (spec) would fail its type check without it.
+    const required: unknown = schema?.required
+    const needsKept = Array.isArray(required) && required.some((k) => !isHeadMember(String(k)))
+    const ok = def.custom === undefined && st !== undefined && st.prepareForUpdate === statusSplit.status.prepareForUpdate && st.validateUpdate === undefined && !needsKept
+    names = ok && schema?.properties !== undefined ? Object.keys(schema.properties as object).filter((k) => !isHeadMember(k)) : null
+    splitNames.set(def, names)
+  }
+  return names ?? undefined
+}
+const splitNames = new WeakMap<ResolvedDefinition, readonly string[] | null>()
 
 /** Index of the quote that closes the string opening at `i`; -1 when there is none. */
 function stringClose(t: string, i: number): number {
@@ -155,4 +194,36 @@ export function lend(o: Obj, s: StatusSplit): Obj {
 /** Drops what was set on `o` under a kept member's name while it was lent: the stored members are written. */
 export function takeBack(o: Obj, s: StatusSplit): void {
   for (const k of s.names) if (Object.prototype.hasOwnProperty.call(o, k)) delete o[k]
+}
+
+/**
+ * attrsOf for the head of a status split, whose kept members (spec) are the stored object's: a field
+ * selector that reads nothing but them takes the stored record's value, which it computed from the same members; one
+ * that reads none of them is computed from the head; one that reads both (or whose stored value is missing) from the
+ * whole object, the kept members parsed for it. So a pod's spec is not parsed for its spec.nodeName.
+ */
+export function attrsOfSplit(def: ResolvedDefinition, o: Obj, s: StatusSplit, stored: Attrs): Attrs {
+  if (!def.fieldSelectors) return attrsOf(def, o)
+  const names = s.names
+  let keptRead = false
+  let otherRead = false
+  const probe = new Proxy(o, {
+    get(target, key) {
+      if (typeof key === 'string' && names.includes(key)) { keptRead = true; return undefined }
+      otherRead = true
+      return target[key as string]
+    },
+  })
+  let whole: Obj | undefined
+  return attrsOf(def, o, (fn, k) => {
+    keptRead = false
+    otherRead = false
+    let v: string | undefined
+    try { v = fn(probe) } catch { v = undefined }
+    if (!keptRead && v !== undefined) return v
+    const was = stored.f?.[k]
+    if (keptRead && !otherRead && was !== undefined) return was
+    if (whole === undefined) { whole = Object.create(o) as Obj; Object.assign(whole, keptValues(s)) }
+    return fn(whole)
+  })
 }

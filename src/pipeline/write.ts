@@ -7,11 +7,8 @@ import { RequestContext, type Response } from './context.js'
 import { admissionLookups, admitPlugins } from '../admission/chain.js'
 import { enabled as admissionPlugins } from '../admission/plugins.js'
 import { namespacePolicy, type NamespacePolicy } from '../admission/pod-security.js'
-import { admitCreate, admitUpdate, attrsOf, attrsOfSplit, requireResourceVersion, rfc3339, toStoredJson, canonical, type UpdateTarget } from './admission.js'
-import { joinStored, keptValues, lend, splitStored, takeBack, type StatusSplit } from './status-split.js'
-import { statusSplit } from '../registry/define.js'
-import { loadDefinitions } from '../registry/schema.js'
-import { mutatingWebhooksExist } from '../admission/chain.js'
+import { admitCreate, admitUpdate, attrsOf, requireResourceVersion, rfc3339, toStoredJson, canonical, type UpdateTarget } from './admission.js'
+import { attrsOfSplit, joinStored, lend, splitFor, takeBack, type StatusSplit } from './status-split.js'
 import { decodeObject } from './decode.js'
 import { updateManagedFields, managerOrUserAgent } from '../machinery/apply/apply.js'
 import { FieldSet, makePath } from '../machinery/apply/fieldpath.js'
@@ -251,7 +248,7 @@ export type Mutation = (old: Obj, curRv: number) => Mutated | Promise<Mutated>
  */
 function attemptUpdate(ctx: RequestContext, def: ResolvedDefinition, target: UpdateTarget, key: string, rec: Buffer, curRv: number, mutate: Mutation, copyOld: boolean, dry: boolean, plugins: boolean, statusOnly: boolean): Attempt | Promise<Attempt> {
   // A write of status alone works on the stored object without the members the status endpoint keeps (status-split.ts).
-  const split = statusOnly && target === 'status' ? splitFor(def, rec) : undefined
+  const split = statusOnly && target === 'status' ? splitFor(def, recordObject(rec)) : undefined
   const old = split !== undefined ? split.head : parseStored(rec)
   const m0 = mutate(copyOld ? cloneJson(old) : old, curRv)
   if (m0 instanceof Promise) return m0.then((m) => admitAttempt(ctx, def, target, key, rec, curRv, old, m, dry, plugins, split))
@@ -268,32 +265,26 @@ function admitAttempt(ctx: RequestContext, def: ResolvedDefinition, target: Upda
 /** The validating plugins of an update attempt, then its send. A split's kept members are lent to the plugins. */
 function validateUpdate(ctx: RequestContext, def: ResolvedDefinition, target: UpdateTarget, key: string, rec: Buffer, curRv: number, old: Obj, m: Mutated, dry: boolean, now: number, plugins: boolean, split: StatusSplit | undefined): Attempt | Promise<Attempt> {
   if (!plugins) return sendUpdate(ctx, def, target, key, rec, curRv, old, m, dry, now, split)
-  if (split === undefined) {
-    const admitted = admitPlugins(ctx, def, 'UPDATE', m.object, old)
-    if (admitted) return admitted.then(() => sendUpdate(ctx, def, target, key, rec, curRv, old, m, dry, now, split))
+  const admitted = split === undefined ? admitPlugins(ctx, def, 'UPDATE', m.object, old) : admitPlugins(ctx, def, 'UPDATE', lend(m.object, split), lend(old, split))
+  const send = (): Attempt => {
+    if (split !== undefined) { takeBack(m.object, split); takeBack(old, split) }
     return sendUpdate(ctx, def, target, key, rec, curRv, old, m, dry, now, split)
   }
-  const s = split
-  const send = (): Attempt => {
-    takeBack(m.object, s)
-    takeBack(old, s)
-    return sendUpdate(ctx, def, target, key, rec, curRv, old, m, dry, now, s)
-  }
-  const admitted = admitPlugins(ctx, def, 'UPDATE', lend(m.object, s), lend(old, s))
   return admitted ? admitted.then(send) : send()
 }
 
 function sendUpdate(ctx: RequestContext, def: ResolvedDefinition, target: UpdateTarget, key: string, rec: Buffer, curRv: number, old: Obj, m: Mutated, dry: boolean, now: number, split: StatusSplit | undefined): Attempt {
   const o = m.tracked ? m.object : trackFields(ctx, def, old, m.object, target, now)
   o.metadata.resourceVersion = RV_MARKER
+  const print = (c: Obj): string => split !== undefined ? joinStored(c, split) : JSON.stringify(c)
   const canon = canonical(o)
-  const json = split !== undefined ? joinStored(canon, split) : JSON.stringify(canon)
+  const json = print(canon)
   old.metadata.resourceVersion = RV_MARKER
   const oldCanon = canonical(old)
   // Unchanged when the stored form would be the same text; the trees answer that without printing the old one.
-  if (sameJsonText(canon, oldCanon) ?? json === (split !== undefined ? joinStored(oldCanon, split) : JSON.stringify(oldCanon))) return objectResponse(ctx, 200, recordObject(rec))
+  if (sameJsonText(canon, oldCanon) ?? json === print(oldCanon)) return objectResponse(ctx, 200, recordObject(rec))
   if (dry) return objectResponse(ctx, 200, withRv(json, curRv))
-  const attrs = JSON.stringify(split !== undefined ? attrsOfSplit(def, o, split.names, () => keptValues(split), recordAttrs(rec)) : attrsOf(def, o))
+  const attrs = JSON.stringify(split !== undefined ? attrsOfSplit(def, o, split, recordAttrs(rec)) : attrsOf(def, o))
   const shard = shardOfDef(def)
   if (readyToRemove(o, now)) {
     // A service removed by its last finalizer gives back what it held (upstream's AfterDelete of an update).
@@ -302,36 +293,6 @@ function sendUpdate(ctx: RequestContext, def: ResolvedDefinition, target: Update
   }
   return { sent: store.put(shard, key, curRv, attrs, json, sendAtOnce(ctx)), json }
 }
-
-/**
- * The stored object of a status write split for it (status-split.ts), when its type's status endpoint keeps every
- * member but metadata and status (the generic status strategy, no status checks of its own), nothing that sees the
- * whole object takes part (mutating webhooks), and the stored object is not being deleted (a write may remove it).
- */
-function splitFor(def: ResolvedDefinition, rec: Buffer): StatusSplit | undefined {
-  const names = keptNames(def)
-  if (names === undefined || (admissionPlugins.mutatingAdmissionWebhook && mutatingWebhooksExist())) return undefined
-  const s = splitStored(recordObject(rec).toString('utf8'), names)
-  return s === undefined || s.head.metadata?.deletionTimestamp !== undefined ? undefined : s
-}
-
-/** The kept members' possible names of a type whose status writes may be split; undefined for other types. */
-function keptNames(def: ResolvedDefinition): readonly string[] | undefined {
-  let names = splitNames.get(def)
-  if (names === undefined) {
-    const st = def.status
-    const schema = loadDefinitions()[def.schemaRef]
-    const isHead = (k: string): boolean => k === 'metadata' || k === 'status' || k === 'apiVersion' || k === 'kind'
-    // A type whose schema requires a kept member (spec) would fail its type check without it.
-    const required: unknown = schema?.required
-    const needsKept = Array.isArray(required) && required.some((k) => !isHead(String(k)))
-    const ok = def.custom === undefined && st !== undefined && st.prepareForUpdate === statusSplit.status.prepareForUpdate && st.validateUpdate === undefined && !needsKept
-    names = ok && schema?.properties !== undefined ? Object.keys(schema.properties as object).filter((k) => !isHead(k)) : null
-    splitNames.set(def, names)
-  }
-  return names ?? undefined
-}
-const splitNames = new WeakMap<ResolvedDefinition, readonly string[] | null>()
 
 /**
  * The read-modify-write of update and patch (upstream GuaranteedUpdate): read the newest object, build the new one,
