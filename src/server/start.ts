@@ -171,11 +171,25 @@ export async function start(options: Options, log: Logger): Promise<Server> {
   const abacPolicies = opts.authorizationMode.includes('ABAC') ? readAbacPolicies(opts.authorizationPolicyFile) : undefined
 
   // The actors' threads start here, each loading its module while this thread reads (or generates) keys and
-  // certificates; their init messages come below, in order. (A start refused below exits the process.)
+  // certificates; their init messages come below, in order. (A start refused below waits for them, then exits the process.)
   const shardPools = Array.from({ length: opts.shards }, () => actorPool('shard', log))
   const authzPool = actorPool('authz', log)
   const flowPool = actorPool('flow-control', log)
+  try {
+    return await startActors(opts, log, abacPolicies, serviceRanges, shardPools, authzPool, flowPool)
+  } catch (err) {
+    // A refused start ends the process: first each actor thread finishes loading its module, since a thread ended in the
+    // middle of a module's instantiation aborts node (v8::Module::IsGraphAsync, exit 134) instead of the refusal's exit 2.
+    await Promise.all([...shardPools, authzPool, flowPool].map((p) => p.run({ op: 'loaded' }).then(() => p.destroy(), () => p.destroy()).catch(() => undefined)))
+    throw err
+  }
+}
 
+async function startActors(
+  opts: Options, log: Logger, abacPolicies: AbacPolicy[] | undefined, serviceRanges: ReturnType<typeof serviceRangesOf>,
+  shardPools: Piscina[], authzPool: Piscina, flowPool: Piscina,
+): Promise<Server> {
+  const dataDir = opts.dataDir
   const httpsPort = opts.securePort > 0 ? await probePort(opts.bindAddress, opts.securePort, 'secure-port') : 0
   const httpPort = opts.port > 0 ? await probePort(opts.bindAddress, opts.port, 'port') : 0
 
