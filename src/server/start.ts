@@ -54,15 +54,25 @@ export interface Server {
  * land) to up to 4x what survived the last full collection before it collects again. Under writes of big objects
  * (200 KiB ConfigMaps: each write parses, copies and serialises the object several times on a front-end and again on
  * its shard) that garbage grew the RSS by 170-245 MiB in the stalled-watcher test of test/http/watch.test.ts. Worker
- * threads get semi-spaces of 4 MiB, and every isolate (the main thread's too) grows its old generation by half
- * between full collections: 115-125 MiB there instead. Both are soft: no thread gets a hard heap ceiling.
+ * threads got semi-spaces of 4 MiB (young generations of 12 MiB; today's sizes below), and every isolate (the main
+ * thread's too) grows its old generation by half between full collections: 115-125 MiB there instead (92-134 with
+ * today's young generations, under the test's limit of 192). Both are soft: no thread gets a hard heap ceiling.
  * Growing by a fifth (55-130 MiB there, 107 in two runs of the tenth session) cost too much CPU under steady writes:
  * in `bench mixed` at 1,750 writes/s the front-end holds about 38 MiB and promotes about 6 MiB/s, so it ran a full
  * collection every 0.6 s (each 50-140 ms of incremental marking, pauses up to 21 ms); growing by half, the server
  * spent 806-839 us of CPU per pod write against 875-932 (alternating runs), and `bench memory` stayed at ~1.5 KB per
  * object (1,495 vs 1,505 B).
+ * Semi-spaces of 4 MiB in turn cost CPU at the `bench mixed` target (a front-end saturated by pod status patches): a
+ * request lives across its shard's commit, and with the loop busy that outlasts a scavenge or two, so the front-end
+ * promoted ~35 MiB/s and ran a full collection every 0.7 s, and garbage collection took 18% of its time. The threads
+ * that do the requests' work get bigger young generations, which V8 grows only under such load: a front-end 32 MiB, an
+ * actor 16. In alternating runs of the twenty-fifth session `bench mixed` served 2,065-2,134 pod writes/s against
+ * 1,662-1,898 with 12 MiB everywhere, at 10-50 MiB more peak RSS. Bigger ones served more (64/32: 2,100-2,162; 96 in
+ * every thread: 2,332-2,621) but stay committed once grown: `bench memory` (RSS growth while creating 100k 1 KB
+ * objects) went from 1,399 B per object to 2,044 with 64/32, over its 1.8 KB target, and to 1,654 with 32/16.
  */
-const WORKER_YOUNG_GENERATION_MB = 12
+const ACTOR_YOUNG_GENERATION_MB = 16
+const FRONTEND_YOUNG_GENERATION_MB = 32
 const HEAP_GROWING_PERCENT = 50
 
 const here = new URL('.', import.meta.url)
@@ -72,7 +82,7 @@ function actorPool(name: string, log: Logger): Piscina {
   const pool = new Piscina({
     filename: new URL(`actors/${name}/worker.js`, distRoot).href,
     minThreads: 1, maxThreads: 1, idleTimeout: Infinity, atomics: 'disabled', concurrentTasksPerWorker: 16,
-    resourceLimits: { maxYoungGenerationSizeMb: WORKER_YOUNG_GENERATION_MB },
+    resourceLimits: { maxYoungGenerationSizeMb: ACTOR_YOUNG_GENERATION_MB },
   })
   pool.on('error', (err) => log.error({ err, actor: name }, 'actor thread failed'))
   return pool
@@ -311,7 +321,7 @@ async function startActors(
     const authzPort = await connect(authzPool, `frontend-${i}`)
     const flowPort = await connect(flowPool, `frontend-${i}`)
     const data: FrontendData = { index: i, options: opts, counters, seats, rejected, state, heartbeats, shardPorts, authzPort, authzVersions, flowPort, tokens: tokenList, serviceAccounts, serviceAllocation, httpPort, httpsPort, tls, jwt, certAuth }
-    const w = new Worker(new URL('src/server/frontend.js', distRoot), { workerData: data, transferList: [...shardPorts, authzPort, flowPort], resourceLimits: { maxYoungGenerationSizeMb: WORKER_YOUNG_GENERATION_MB } })
+    const w = new Worker(new URL('src/server/frontend.js', distRoot), { workerData: data, transferList: [...shardPorts, authzPort, flowPort], resourceLimits: { maxYoungGenerationSizeMb: FRONTEND_YOUNG_GENERATION_MB } })
     frontends.push(w)
     listening.push(new Promise((resolve, reject) => {
       const onMsg = (m: { type: string; message?: string }) => {
