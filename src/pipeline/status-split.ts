@@ -200,9 +200,10 @@ export function takeBack(o: Obj, s: StatusSplit): void {
  * attrsOf for the head of a status split, whose kept members (spec) are the stored object's: a field
  * selector that reads nothing but them takes the stored record's value, which it computed from the same members; one
  * that reads none of them is computed from the head; one that reads both (or whose stored value is missing) from the
- * whole object, the kept members parsed for it. So a pod's spec is not parsed for its spec.nodeName.
+ * whole object, the kept members parsed for it. So a pod's spec is not parsed for its spec.nodeName. `stored` reads the
+ * stored record's attributes, called only when a selector needs them.
  */
-export function attrsOfSplit(def: ResolvedDefinition, o: Obj, s: StatusSplit, stored: Attrs): Attrs {
+export function attrsOfSplit(def: ResolvedDefinition, o: Obj, s: StatusSplit, stored: () => Attrs): Attrs {
   if (!def.fieldSelectors) return attrsOf(def, o)
   const names = s.names
   let keptRead = false
@@ -215,14 +216,18 @@ export function attrsOfSplit(def: ResolvedDefinition, o: Obj, s: StatusSplit, st
     },
   })
   let whole: Obj | undefined
+  let storedAttrs: Attrs | undefined
   return attrsOf(def, o, (fn, k) => {
     keptRead = false
     otherRead = false
     let v: string | undefined
     try { v = fn(probe) } catch { v = undefined }
     if (!keptRead && v !== undefined) return v
-    const was = stored.f?.[k]
-    if (keptRead && !otherRead && was !== undefined) return was
+    if (keptRead && !otherRead) {
+      storedAttrs ??= stored()
+      const was = storedAttrs.f?.[k]
+      if (was !== undefined) return was
+    }
     if (whole === undefined) { whole = Object.create(o) as Obj; Object.assign(whole, keptValues(s)) }
     return fn(whole)
   })

@@ -284,7 +284,7 @@ function sendUpdate(ctx: RequestContext, def: ResolvedDefinition, target: Update
   // Unchanged when the stored form would be the same text; the trees answer that without printing the old one.
   if (sameJsonText(canon, oldCanon) ?? json === print(oldCanon)) return objectResponse(ctx, 200, recordObject(rec))
   if (dry) return objectResponse(ctx, 200, withRv(json, curRv))
-  const attrs = JSON.stringify(split !== undefined ? attrsOfSplit(def, o, split, recordAttrs(rec)) : attrsOf(def, o))
+  const attrs = JSON.stringify(split !== undefined ? attrsOfSplit(def, o, split, () => recordAttrs(rec)) : attrsOf(def, o))
   const shard = shardOfDef(def)
   if (readyToRemove(o, now)) {
     // A service removed by its last finalizer gives back what it held (upstream's AfterDelete of an update).

@@ -190,6 +190,7 @@ export async function start(options: Options, log: Logger): Promise<Server> {
   } catch (err) {
     // A refused start ends the process: first each actor thread finishes loading its module, since a thread ended in the
     // middle of a module's instantiation aborts node (v8::Module::IsGraphAsync, exit 134) instead of the refusal's exit 2.
+    // 'loaded' is an op no actor knows: a thread answers it (with nothing) once its module is loaded.
     await Promise.all([...shardPools, authzPool, flowPool].map((p) => p.run({ op: 'loaded' }).then(() => p.destroy(), () => p.destroy()).catch(() => undefined)))
     throw err
   }
